@@ -1,0 +1,91 @@
+"""The terminal chat: the embedded default when no chat platform is configured.
+
+Reads one command per line from stdin and prints the replies as plain text.
+Works interactively (with a prompt) and scripted (`printf '/follow X\\n' | paperwatch console`),
+ending at end of input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import unicodedata
+from typing import TextIO
+
+from bot.domain import ChatKind, ChatRef, PaperItem, Platform, Reply
+from handlers.base import Context, Registry, not_a_command
+from handlers.text import parse_command
+
+CONSOLE_CHAT = ChatRef(Platform.CONSOLE, "1")
+MAX_AUTHORS = 3
+PROMPT = "you> "
+
+
+def _safe(text: str) -> str:
+    """Paper text is hostile: never let it move the cursor or change the terminal."""
+    return "".join(
+        ch if ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf") else " " for ch in text
+    )
+
+
+def render_paper(item: PaperItem) -> str:
+    paper = item.paper
+    names = paper.author_names
+    authors = ", ".join(names[:MAX_AUTHORS])
+    if len(names) > MAX_AUTHORS:
+        authors += f" +{len(names) - MAX_AUTHORS}"
+    meta = " · ".join(
+        part
+        for part in (
+            authors,
+            paper.primary_category or "",
+            paper.announced.isoformat() if paper.announced else "",
+        )
+        if part
+    )
+    lines = [f"• {paper.title}"]
+    if meta:
+        lines.append(f"  {meta}")
+    if item.tags:
+        marked = [f"{t} ★" if t in item.followed_tags else t for t in item.tags]
+        lines.append("  tags: " + ", ".join(marked))
+    lines.append(f"  {paper.abs_url}")
+    return "\n".join(lines)
+
+
+def render_reply(reply: Reply) -> str:
+    parts = list(reply.lines)
+    parts.extend(render_paper(item) for item in reply.papers)
+    if reply.footer:
+        parts.append(reply.footer)
+    return _safe("\n".join(parts))
+
+
+async def handle_line(line: str, registry: Registry, ctx: Context) -> Reply | None:
+    """One line in, one reply out (None for a blank line)."""
+    if not line.strip():
+        return None
+    command = parse_command(line, CONSOLE_CHAT, chat_kind=ChatKind.PRIVATE, user_id="console")
+    if command is None:
+        return not_a_command()
+    return await registry.dispatch(command, ctx)
+
+
+async def run_console(
+    registry: Registry, ctx: Context, stdin: TextIO, stdout: TextIO, *, interactive: bool
+) -> None:
+    """Serve the terminal until end of input (Ctrl-D) or /quit."""
+    if interactive:
+        stdout.write("paperwatch: type /help for commands, Ctrl-D to leave.\n")
+    while True:
+        if interactive:
+            stdout.write(PROMPT)
+            stdout.flush()
+        line = await asyncio.to_thread(stdin.readline)
+        if not line:
+            break
+        if line.strip().lower() in ("/quit", "/exit"):
+            break
+        reply = await handle_line(line, registry, ctx)
+        if reply is not None:
+            stdout.write(render_reply(reply) + "\n\n")
+            stdout.flush()

@@ -1,0 +1,203 @@
+"""Text helpers for the arXiv parsers: cleaning, author lists, dates and DOIs.
+
+Pure functions, stdlib only. Text is never "repaired": LaTeX, non-ASCII and any
+mojibake already in the source come out exactly as decoded; the only changes are
+removing invisible characters and collapsing whitespace.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from email.utils import parsedate_to_datetime
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from bot.domain import Author
+
+# Invisible characters removed from every text field: C0 controls (tab, newline and
+# carriage return are whitespace and get collapsed instead), DEL, zero-width
+# characters, bidi controls and the BOM. C1 controls (U+0080..U+009F) and the soft
+# hyphen are kept on purpose: in arXiv data they occur only inside UTF-8/Latin-1
+# mojibake ("WeiÃ\x9fl"), and deleting them would make that text unrepairable.
+_INVISIBLE = (
+    *(c for c in range(0x20) if chr(c) not in "\t\n\r"),
+    0x7F,
+    0x180E,
+    *range(0x200B, 0x2010),  # ZWSP, ZWNJ, ZWJ, LRM, RLM
+    *range(0x202A, 0x202F),  # bidi embeddings and overrides
+    *range(0x2060, 0x2065),  # word joiner, invisible operators
+    *range(0x2066, 0x206A),  # bidi isolates
+    0xFEFF,
+)
+_DELETE_INVISIBLE = dict.fromkeys(_INVISIBLE)
+
+# The same C0 controls as bytes: expat rejects them, so a document holding one is
+# retried once without them (they never occur inside UTF-8 multi-byte sequences).
+CONTROL_BYTES = bytes(c for c in range(0x20) if c not in b"\t\n\r")
+
+# A daily listing's description: "arXiv:2411.17700v1 Announce Type: new Abstract: ..."
+_LISTING_PREFIX = re.compile(
+    r"arXiv:(?P<id>\S+) Announce Type: ?(?P<type>[\w-]+)(?: Abstract:)? ?", re.IGNORECASE
+)
+# Separators in a one-string author list: parentheses (affiliations), commas
+# (optionally followed by "and") and a free-standing "and".
+_AUTHOR_TOKEN = re.compile(r"[()]|,\s*(?:and\s+)?|\s+and\s+")
+_NAME_SUFFIXES = frozenset({"Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"})
+
+_EASTERN_NAME = "America/New_York"
+
+
+def clean_text(text: str | None) -> str:
+    """Remove invisible characters and collapse all whitespace runs to one space."""
+    if not text:
+        return ""
+    return " ".join(text.translate(_DELETE_INVISIBLE).split())
+
+
+def clean_optional(text: str | None) -> str | None:
+    """`clean_text`, but None when nothing is left."""
+    cleaned = clean_text(text)
+    return cleaned or None
+
+
+def split_listing_description(text: str | None) -> tuple[str, str | None, str | None]:
+    """Split a daily-listing description into (abstract, raw id, announce type).
+
+    Descriptions without the "arXiv:... Announce Type: ..." prefix come back whole.
+    """
+    cleaned = clean_text(text)
+    match = _LISTING_PREFIX.match(cleaned)
+    if match is None:
+        return cleaned, None, None
+    return cleaned[match.end() :], match.group("id"), match.group("type").lower()
+
+
+def first_token(text: str | None) -> str | None:
+    """The first whitespace-separated token ("10.1/a 10.1/b" -> "10.1/a"), or None."""
+    if not text:
+        return None
+    parts = clean_text(text).split(" ", 1)
+    return parts[0] or None
+
+
+def split_authors(text: str | None) -> tuple[Author, ...]:
+    """Parse a one-string author list ("A, B (Univ. X), and C") in order.
+
+    Commas and "and" separate authors only outside parentheses; a parenthesised
+    group after a name is that author's affiliation.
+    """
+    cleaned = clean_text(text)
+    authors: list[Author] = []
+    depth = 0
+    start = 0
+    group_start = 0
+    name_parts: list[str] = []
+    groups: list[str] = []
+    for match in _AUTHOR_TOKEN.finditer(cleaned):
+        token = match.group()
+        if token == "(":
+            if depth == 0:
+                name_parts.append(cleaned[start : match.start()])
+                group_start = match.end()
+            depth += 1
+        elif token == ")":
+            if depth == 1:
+                groups.append(cleaned[group_start : match.start()])
+                start = match.end()
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            name_parts.append(cleaned[start : match.start()])
+            _add_author(authors, "".join(name_parts), groups)
+            name_parts, groups = [], []
+            start = match.end()
+    if depth:
+        groups.append(cleaned[group_start:])
+    else:
+        name_parts.append(cleaned[start:])
+    _add_author(authors, "".join(name_parts), groups)
+    return tuple(authors)
+
+
+def _add_author(authors: list[Author], raw_name: str, groups: list[str]) -> None:
+    name = " ".join(raw_name.split())
+    affiliations = tuple(a for a in (clean_text(g) for g in groups) if a)
+    if name in _NAME_SUFFIXES and authors and not affiliations:
+        last = authors[-1]
+        authors[-1] = Author(f"{last.name} {name}", last.affiliations)
+        return
+    add_author(authors, name, affiliations)
+
+
+def add_author(authors: list[Author], name: str, affiliations: tuple[str, ...] = ()) -> None:
+    """Append an author unless the name holds no letter or digit (":" and the like)."""
+    name = clean_text(name)
+    if any(ch.isalnum() for ch in name):
+        authors.append(Author(name, affiliations))
+
+
+def surname_first_to_name(text: str | None) -> str:
+    """Turn Dublin Core's "Polozkov, R. G." into "R. G. Polozkov"."""
+    cleaned = clean_text(text)
+    surname, sep, forenames = cleaned.partition(", ")
+    if not sep or "," in forenames:
+        return cleaned
+    return f"{forenames} {surname}"
+
+
+def parse_iso_datetime(text: str | None) -> datetime | None:
+    """Parse an ISO 8601 date or date-time into an aware UTC datetime (None if invalid).
+
+    Date-only values ("2014-01-09") become midnight UTC; naive times are taken as UTC.
+    """
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return _as_utc(value)
+
+
+def parse_rfc822_datetime(text: str | None) -> datetime | None:
+    """Parse an RFC 822 date ("Fri, 8 Feb 2013 21:00:01 GMT") into aware UTC, or None."""
+    if not text:
+        return None
+    try:
+        value = parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    return _as_utc(value)
+
+
+def _as_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def eastern_date(moment: datetime) -> date:
+    """The calendar date of `moment` in US Eastern time, where arXiv announces."""
+    zone = _eastern_zone()
+    if zone is not None:
+        return moment.astimezone(zone).date()
+    return (moment.astimezone(UTC) + _eastern_offset(moment.astimezone(UTC))).date()
+
+
+@lru_cache(maxsize=1)
+def _eastern_zone() -> tzinfo | None:
+    try:
+        return ZoneInfo(_EASTERN_NAME)
+    except ZoneInfoNotFoundError:  # no tz database: fall back to the fixed US rule
+        return None
+
+
+def _eastern_offset(utc_moment: datetime) -> timedelta:
+    """UTC offset of US Eastern time by the post-2007 rule (DST from the second Sunday
+    of March, 07:00 UTC, to the first Sunday of November, 06:00 UTC)."""
+    year = utc_moment.year
+    march_first = datetime(year, 3, 1, 7, tzinfo=UTC)
+    dst_start = march_first + timedelta(days=(6 - march_first.weekday()) % 7 + 7)
+    november_first = datetime(year, 11, 1, 6, tzinfo=UTC)
+    dst_end = november_first + timedelta(days=(6 - november_first.weekday()) % 7)
+    return timedelta(hours=-4 if dst_start <= utc_moment < dst_end else -5)

@@ -1,0 +1,175 @@
+"""The `paperwatch` command: the composition root.
+
+Settings are built here, once; the database, catalog and adapters are built from
+them and passed down. Nothing below this module reads the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.config import Settings
+from bot.topics.catalog import CatalogError, load_catalog
+from handlers.base import Context
+from storage.database import Database, DatabaseConfigError
+
+log = logging.getLogger("paperwatch")
+
+Action = Callable[[argparse.Namespace, Settings], Awaitable[int]]
+
+
+class StartupError(RuntimeError):
+    """Something a person must fix before paperwatch can start; one line, no traceback."""
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # Third-party chatter stays out of INFO logs.
+    for noisy in ("httpx", "httpcore", "aiosqlite", "alembic.runtime.migration"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
+async def open_database(settings: Settings, *, migrate: bool = True) -> Database:
+    """Open the database and bring its schema up to date."""
+    db = Database(settings.database_url)
+    if migrate:
+        try:
+            await db.upgrade()
+        except (OSError, SQLAlchemyError) as exc:
+            await db.dispose()
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise StartupError(f"cannot open the database: {reason}") from exc
+    return db
+
+
+def build_context(db: Database) -> Context:
+    try:
+        catalog = load_catalog()
+    except CatalogError as exc:
+        raise StartupError(f"the topic catalog is broken: {exc}") from exc
+    return Context(uow=db.uow, catalog=catalog)
+
+
+async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.adapters.console import run_console
+    from bot.ingest import load_sample_if_empty
+    from handlers.commands import REGISTRY
+
+    db = await open_database(settings)
+    try:
+        ctx = build_context(db)
+        await load_sample_if_empty(db.uow)
+        await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
+    finally:
+        await db.dispose()
+    return 0
+
+
+async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    if settings.telegram_enabled or settings.slack_enabled:
+        raise StartupError(
+            "chat tokens are set, but this version has only the terminal chat; "
+            "unset TELEGRAM_BOT_TOKEN / SLACK_BOT_TOKEN or use `paperwatch console`"
+        )
+    return await cmd_console(args, settings)
+
+
+async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.arxiv.parse import FeedError, parse_feed
+    from bot.ingest import store_papers
+
+    db = await open_database(settings)
+    try:
+        if not args.file:
+            from bot.arxiv.client import fetch_daily_feed
+
+            sources = [("arXiv", await fetch_daily_feed(settings))]
+        else:
+            sources = [(str(path), _read(path)) for path in args.file]
+        for name, data in sources:
+            try:
+                feed = parse_feed(data)
+            except FeedError as exc:
+                raise StartupError(f"{name}: {exc}") from exc
+            result = await store_papers(db.uow, feed.papers)
+            print(
+                f"{name}: {len(feed.papers)} papers read; {result.new} new, "
+                f"{result.updated} updated, {result.unchanged} already stored."
+            )
+    finally:
+        await db.dispose()
+    return 0
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise StartupError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+async def cmd_db(args: argparse.Namespace, settings: Settings) -> int:
+    db = await open_database(settings, migrate=args.action == "upgrade")
+    try:
+        print(f"database schema at revision {await db.current_revision() or '(empty)'}")
+    finally:
+        await db.dispose()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="paperwatch",
+        description="Follow arXiv topics from a chat: alerts, digests and momentum.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, action: Action, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(action=action)
+        return p
+
+    add("run", cmd_run, "run the bot (migrates the database first)")
+    add("console", cmd_console, "chat with the bot in this terminal")
+    ingest = add("ingest", cmd_ingest, "store papers from arXiv, or from saved responses")
+    ingest.add_argument(
+        "--file", type=Path, action="append", help="a saved arXiv RSS/Atom/OAI response"
+    )
+    db = add("db", cmd_db, "database schema: upgrade, or show the current revision")
+    db.add_argument("action", choices=["upgrade", "current"])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error["loc"]) or "settings"
+            print(f"paperwatch: bad setting {where}: {error['msg']}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level)
+    try:
+        return asyncio.run(args.action(args, settings))
+    except (StartupError, DatabaseConfigError) as exc:
+        print(f"paperwatch: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Settings: the one place that reads the environment (and `.env`).
+
+Build a `Settings` once in the composition root (`bot.cli`) and pass it down;
+nothing else reads `os.environ`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_CATEGORIES = (
+    "cs.AI",
+    "cs.CL",
+    "cs.LG",
+    "cs.IR",
+    "cs.MA",
+    "cs.CV",
+    "cs.RO",
+    "cs.SE",
+    "stat.ML",
+)
+
+
+def default_database_url() -> str:
+    """A SQLite file in the working directory, through the async driver."""
+    return f"sqlite+aiosqlite:///{Path.cwd() / 'paperwatch.db'}"
+
+
+class Settings(BaseSettings):
+    """Every knob of paperwatch. Names match `.env.example`."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+    )
+
+    database_url: str = Field(
+        default_factory=default_database_url, validation_alias="PAPERWATCH_DATABASE_URL"
+    )
+    log_level: str = Field(default="INFO", validation_alias="PAPERWATCH_LOG_LEVEL")
+
+    telegram_bot_token: SecretStr | None = Field(
+        default=None, validation_alias="TELEGRAM_BOT_TOKEN"
+    )
+    telegram_api_base_url: str = Field(
+        default="https://api.telegram.org/bot", validation_alias="TELEGRAM_API_BASE_URL"
+    )
+
+    slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
+    slack_app_token: SecretStr | None = Field(default=None, validation_alias="SLACK_APP_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, validation_alias="SLACK_SIGNING_SECRET"
+    )
+    slack_api_url: str = Field(default="https://slack.com/api/", validation_alias="SLACK_API_URL")
+
+    arxiv_rss_url: str = Field(
+        default="https://rss.arxiv.org/rss/", validation_alias="ARXIV_RSS_URL"
+    )
+    arxiv_oai_url: str = Field(
+        default="https://oaipmh.arxiv.org/oai", validation_alias="ARXIV_OAI_URL"
+    )
+    arxiv_api_url: str = Field(
+        default="https://export.arxiv.org/api/query", validation_alias="ARXIV_API_URL"
+    )
+    arxiv_categories: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=DEFAULT_CATEGORIES, validation_alias="ARXIV_CATEGORIES"
+    )
+    arxiv_min_request_interval: float = Field(
+        default=3.0, ge=0.0, validation_alias="ARXIV_MIN_REQUEST_INTERVAL"
+    )
+
+    @field_validator("arxiv_categories", mode="before")
+    @classmethod
+    def _split_categories(cls, value: object) -> object:
+        if isinstance(value, str):
+            parts = [p.strip() for p in value.replace("+", ",").replace(" ", ",").split(",")]
+            return tuple(p for p in parts if p)
+        return value
+
+    @field_validator("arxiv_categories")
+    @classmethod
+    def _categories_not_empty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("ARXIV_CATEGORIES must name at least one category, e.g. cs.AI,cs.LG")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in logging.getLevelNamesMapping():
+            raise ValueError(f"unknown log level {value!r}; use DEBUG, INFO, WARNING or ERROR")
+        return level
+
+    @property
+    def telegram_enabled(self) -> bool:
+        return self.telegram_bot_token is not None
+
+    @property
+    def slack_enabled(self) -> bool:
+        return self.slack_bot_token is not None and (
+            self.slack_app_token is not None or self.slack_signing_secret is not None
+        )

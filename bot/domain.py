@@ -1,0 +1,231 @@
+"""The vocabulary of paperwatch: small frozen value objects, stdlib only.
+
+Everything that crosses a boundary (parser -> storage, storage -> handlers,
+handlers -> adapters) is one of these, never an ORM row or an SDK object.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+# New-style ids (0704.0001 .. 2609.26811) and old-style ids (cond-mat/0412498).
+_NEW_ID = re.compile(r"(?P<id>\d{4}\.\d{4,5})(?:v(?P<v>\d+))?")
+_OLD_ID = re.compile(r"(?P<id>[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?")
+
+
+def split_arxiv_id(raw: str) -> tuple[str, int | None]:
+    """Return (version-free id, version or None) from any arXiv id or URL form.
+
+    Accepts "2609.26811v2", "arXiv:2609.26811", "oai:arXiv.org:2609.26811v1",
+    "https://arxiv.org/abs/cond-mat/0412498v1" and the like.
+    Raises ValueError for text that holds no arXiv id.
+    """
+    text = raw.strip()
+    for prefix in ("oai:arXiv.org:", "arXiv:", "arxiv:"):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    text = re.sub(r"^https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/", "", text)
+    text = text.removesuffix(".pdf")
+    for pattern in (_NEW_ID, _OLD_ID):
+        m = pattern.fullmatch(text)
+        if m:
+            v = m.group("v")
+            return m.group("id"), int(v) if v else None
+    raise ValueError(f"not an arXiv id: {raw!r}")
+
+
+class AnnounceType(enum.StrEnum):
+    """How a daily listing presented an entry (`arxiv:announce_type`)."""
+
+    NEW = "new"
+    CROSS = "cross"
+    REPLACE = "replace"
+    REPLACE_CROSS = "replace-cross"
+
+    @property
+    def is_new_paper(self) -> bool:
+        return self in (AnnounceType.NEW, AnnounceType.CROSS)
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    name: str
+    affiliations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Paper:
+    """One arXiv paper at its latest known version.
+
+    `arxiv_id` is version-free. Bundled sample papers whose arXiv id is unknown
+    carry a `sample:` key instead (see `is_sample`).
+    """
+
+    arxiv_id: str
+    title: str
+    abstract: str = ""
+    version: int = 1
+    authors: tuple[Author, ...] = ()
+    categories: tuple[str, ...] = ()  # primary first
+    announced: date | None = None  # the listing date this paper was announced on
+    submitted: datetime | None = None  # first version's submission (aware)
+    updated: datetime | None = None  # latest version's date (aware)
+    doi: str | None = None
+    journal_ref: str | None = None
+    comment: str | None = None
+    announce_type: AnnounceType = AnnounceType.NEW
+    # Curated tags that travel with the paper (sample data); the tagger adds its own.
+    tags: tuple[str, ...] = ()
+
+    @property
+    def is_sample(self) -> bool:
+        return self.arxiv_id.startswith("sample:")
+
+    @property
+    def primary_category(self) -> str | None:
+        return self.categories[0] if self.categories else None
+
+    @property
+    def abs_url(self) -> str:
+        if self.is_sample:
+            return "https://arxiv.org/search/?searchtype=title&query=" + _url_quote(self.title)
+        return f"https://arxiv.org/abs/{self.arxiv_id}"
+
+    @property
+    def pdf_url(self) -> str | None:
+        return None if self.is_sample else f"https://arxiv.org/pdf/{self.arxiv_id}v{self.version}"
+
+    @property
+    def author_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.authors)
+
+
+def _url_quote(text: str) -> str:
+    from urllib.parse import quote_plus
+
+    return quote_plus(text[:300])
+
+
+class Platform(enum.StrEnum):
+    CONSOLE = "console"
+    TELEGRAM = "telegram"
+    SLACK = "slack"
+
+
+class ChatKind(enum.StrEnum):
+    PRIVATE = "private"
+    GROUP = "group"
+    CHANNEL = "channel"
+
+
+class DigestMode(enum.StrEnum):
+    INSTANT = "instant"
+    DAILY = "daily"
+    WEEKLY = "weekly"
+    OFF = "off"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRef:
+    """Identifies a conversation on a platform (external id is a 64-bit int or a string)."""
+
+    platform: Platform
+    external_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    id: int
+    platform: Platform
+    external_id: str
+    kind: ChatKind = ChatKind.PRIVATE
+    timezone: str = "UTC"
+    digest_mode: DigestMode = DigestMode.DAILY
+    digest_time: str = "08:00"  # HH:MM local
+    digest_weekday: int = 0  # Monday, for weekly digests
+    paused: bool = False
+    active: bool = True
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """A catalog topic. `rule` is a query in the topic query language."""
+
+    slug: str
+    name: str
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    parent: str | None = None  # parent slug
+    rule: str = ""
+
+
+class SubscriptionKind(enum.StrEnum):
+    TOPIC = "topic"  # a catalog topic, by slug
+    QUERY = "query"  # a custom query in the topic query language
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    id: int
+    chat_id: int
+    kind: SubscriptionKind
+    target: str  # topic slug or query text
+    label: str  # what the person sees: topic name or the query
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A chat command, already stripped of platform details."""
+
+    name: str  # lower case, without the leading slash
+    args: str  # the rest of the line, stripped
+    chat: ChatRef
+    chat_kind: ChatKind = ChatKind.PRIVATE
+    user_id: str | None = None
+    is_admin: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    text: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class PaperItem:
+    """A paper as shown in a reply: what each adapter renders in its own markup."""
+
+    paper: Paper
+    tags: tuple[str, ...] = ()
+    followed_tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a handler answers. Adapters render it; text is plain, never markup.
+
+    `lines` are paragraphs of plain text; `papers` are listed after them.
+    """
+
+    lines: tuple[str, ...] = ()
+    papers: tuple[PaperItem, ...] = ()
+    footer: str | None = None
+    is_error: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def text(cls, *lines: str, is_error: bool = False) -> Reply:
+        return cls(lines=tuple(lines), is_error=is_error)
+
+
+_SLUG_JUNK = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(name: str) -> str:
+    """ "RL for LLM Agents" -> "rl-for-llm-agents" (the catalog's slug rule)."""
+    return _SLUG_JUNK.sub("-", name.lower()).strip("-")

@@ -1,0 +1,210 @@
+"""Text normalisation shared by paper documents and topic queries.
+
+Papers and queries go through the same steps, so a query word and a paper word
+are equal exactly when a reader would expect them to be:
+
+1. NFKC normalisation: full-width letters, ligatures ("ﬁ") and compatibility
+   forms become their plain equivalents;
+2. invisible characters are removed: zero-width spaces and joiners, soft
+   hyphens, byte-order marks and bidirectional controls ("agent\\u200bic" is
+   "agentic");
+3. case folding ("LLM" = "llm", "Straße" = "strasse");
+4. splitting into word tokens on every character that is not a letter or a
+   digit: "tool-use" is the two tokens "tool" "use", and "RL" never matches
+   inside "URL". LaTeX markup and emoji simply fall apart into tokens or vanish.
+
+Plural normalisation (`word_key`) is a small, deterministic rule applied to
+both sides, on lower-case ASCII alphabetic tokens of at least 4 letters (so
+"gas", "has" and "its" are never touched), after a short exception table
+(`EXCEPTIONS`, e.g. bias/biases, lens, news, series, analyses -> analysis):
+
+- words ending in "ss" (class, process), "sis"/"xis" (analysis, axis) or,
+  when 5+ letters long, "us" (corpus, status) are kept as they are;
+- "-ies" becomes "-y" in words of 5+ letters (policies -> policy; ties -> tie);
+- "-sses", "-shes", "-ches", "-xes", "-zes" lose "es" (searches -> search);
+- any other final "s" is dropped (agents -> agent, llms -> llm, apis -> api);
+- finally a silent "e" after ch/sh/x/z is dropped, so that singular and plural
+  meet: "cache" and "caches" both become "cach", "size"/"sizes" "siz".
+
+The result is a matching key, not necessarily an English word. Author names are
+never plural-normalised; they are accent-folded instead ("Schölkopf" =
+"Scholkopf"). Everything here is linear in the size of the text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.domain import Paper
+
+# Field numbers: token tuples exist for the first three, word sets for all four.
+TITLE, ABSTRACT, AUTHORS, TEXT = 0, 1, 2, 3
+
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_WORD = re.compile(r"[^\W_]+")
+_SEPARATOR = ""  # placed between two authors' tokens so that phrases never span them
+
+EXCEPTIONS: dict[str, str] = {
+    "news": "news",
+    "lens": "lens",
+    "lenses": "lens",
+    "series": "series",
+    "species": "species",
+    "bias": "bias",
+    "biases": "bias",
+    "alias": "alias",
+    "aliases": "alias",
+    "atlas": "atlas",
+    "atlases": "atlas",
+    "canvas": "canvas",
+    "canvases": "canvas",
+    "gases": "gas",
+    "analyses": "analysis",
+    "hypotheses": "hypothesis",
+    "syntheses": "synthesis",
+    "theses": "thesis",
+    "axes": "axis",
+    "viruses": "virus",
+    "focuses": "focus",
+    "statuses": "status",
+    "menus": "menu",
+    "movies": "movie",
+    "cookies": "cookie",
+    "indices": "index",
+    "matrices": "matrix",
+    "vertices": "vertex",
+}
+_KEEP_ENDINGS = ("ss", "sis", "xis")
+_SIBILANT_PLURALS = ("sses", "shes", "ches", "xes", "zes")
+_SILENT_E = ("che", "she", "xe", "ze")
+
+
+def normalize(text: str) -> str:
+    """NFKC-normalise, drop invisible characters and case-fold `text`."""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold()
+
+
+def tokenize(text: str) -> list[str]:
+    """Split normalised `text` into word tokens (runs of letters and digits)."""
+    return _WORD.findall(normalize(text))
+
+
+def fold_accents(token: str) -> str:
+    """Strip combining marks ("schölkopf" -> "scholkopf"); used for author names."""
+    if token.isascii():
+        return token
+    decomposed = unicodedata.normalize("NFKD", token)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@lru_cache(maxsize=1 << 16)
+def word_key(token: str) -> str:
+    """The plural-normalised matching key of a lower-case token (see module doc)."""
+    known = EXCEPTIONS.get(token)
+    if known is not None:
+        return known
+    if len(token) < 4 or not (token.isascii() and token.isalpha()):
+        return token
+    key = _singular(token) if token.endswith("s") else token
+    if key.endswith(_SILENT_E) and len(key) >= 4:
+        key = key[:-1]
+    return key
+
+
+def _singular(token: str) -> str:
+    if token.endswith(_KEEP_ENDINGS) or (token.endswith("us") and len(token) >= 5):
+        return token
+    if token.endswith("ies") and len(token) >= 5:
+        return token[:-3] + "y"
+    if token.endswith(_SIBILANT_PLURALS):
+        return token[:-2]
+    return token[:-1]
+
+
+def text_keys(text: str) -> tuple[str, ...]:
+    """Matching keys of free text (title, abstract or a query phrase)."""
+    return tuple(map(word_key, tokenize(text)))
+
+
+def author_keys(name: str) -> tuple[str, ...]:
+    """Matching keys of an author name: accent-folded tokens, no plural rule."""
+    return tuple(fold_accents(token) for token in tokenize(name))
+
+
+class Document:
+    """A paper tokenised once, ready to be matched by many queries.
+
+    `tokens[f]` is the key sequence of field f (TITLE, ABSTRACT, AUTHORS; the
+    author sequence separates authors with ""), `words[f]` its set (with TEXT =
+    title + abstract), `raw[f]` the set of tokens before plural normalisation
+    (used for `agent*` prefixes) and `categories` the lower-cased categories.
+    """
+
+    __slots__ = ("_positions", "categories", "raw", "tokens", "words")
+
+    def __init__(
+        self,
+        title: str = "",
+        abstract: str = "",
+        authors: Iterable[str] = (),
+        categories: Iterable[str] = (),
+    ) -> None:
+        raw_title, raw_abstract = tokenize(title), tokenize(abstract)
+        author_tokens = _join_authors(authors)
+        title_keys = tuple(map(word_key, raw_title))
+        abstract_keys = tuple(map(word_key, raw_abstract))
+        self.tokens = (title_keys, abstract_keys, author_tokens)
+        title_set, abstract_set = frozenset(title_keys), frozenset(abstract_keys)
+        author_set = frozenset(author_tokens) - {_SEPARATOR}
+        self.words = (title_set, abstract_set, author_set, title_set | abstract_set)
+        raw_title_set, raw_abstract_set = frozenset(raw_title), frozenset(raw_abstract)
+        self.raw = (raw_title_set, raw_abstract_set, author_set, raw_title_set | raw_abstract_set)
+        self.categories = frozenset(c.strip().lower() for c in categories)
+        self._positions: list[dict[str, list[int]] | None] = [None, None, None]
+
+    @classmethod
+    def from_paper(cls, paper: Paper) -> Document:
+        return cls(paper.title, paper.abstract, paper.author_names, paper.categories)
+
+    def has_phrase(self, field: int, keys: tuple[str, ...]) -> bool:
+        """Whether `keys` occur as consecutive tokens in `field` (TEXT: title or abstract)."""
+        fields = (TITLE, ABSTRACT) if field == TEXT else (field,)
+        return any(self._has_phrase_in(f, keys) for f in fields)
+
+    def has_prefix(self, field: int, prefix: str) -> bool:
+        """Whether some token of `field`, before plural normalisation, starts with `prefix`."""
+        return any(word.startswith(prefix) for word in self.raw[field])
+
+    def has_category_prefix(self, prefix: str) -> bool:
+        return any(category.startswith(prefix) for category in self.categories)
+
+    def _has_phrase_in(self, field: int, keys: tuple[str, ...]) -> bool:
+        words = self.words[field]
+        if not all(key in words for key in keys):
+            return False
+        tokens, size = self.tokens[field], len(keys)
+        starts = self._index(field).get(keys[0], ())
+        return any(tokens[start : start + size] == keys for start in starts)
+
+    def _index(self, field: int) -> dict[str, list[int]]:
+        index = self._positions[field]
+        if index is None:
+            index = {}
+            for position, token in enumerate(self.tokens[field]):
+                index.setdefault(token, []).append(position)
+            self._positions[field] = index
+        return index
+
+
+def _join_authors(names: Iterable[str]) -> tuple[str, ...]:
+    tokens: list[str] = []
+    for name in names:
+        if tokens:
+            tokens.append(_SEPARATOR)
+        tokens.extend(author_keys(name))
+    return tuple(tokens)

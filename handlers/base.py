@@ -1,0 +1,103 @@
+"""What every handler gets, and how a command finds its handler.
+
+A handler is `async (Command, Context) -> Reply`. It imports the domain and the
+storage interfaces, never a chat SDK or httpx.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from rapidfuzz import process
+
+from bot.domain import Command, Reply
+from bot.topics.catalog import Catalog
+from handlers.text import MAX_ARGS
+from storage.uow import UnitOfWork
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Long-lived collaborators, built once in the composition root."""
+
+    uow: Callable[[], UnitOfWork]
+    catalog: Catalog
+    latest_limit: int = 5
+
+
+Handler = Callable[[Command, Context], Awaitable[Reply]]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    handler: Handler
+    summary: str  # one line, shown in /help and in platform command menus
+    usage: str  # e.g. "/follow <topic>"
+    changes_chat: bool = False  # changes subscriptions or settings: admins only in groups
+    max_args: int = MAX_ARGS
+
+
+class Registry:
+    """The commands, registered explicitly in one place (`handlers.commands`)."""
+
+    def __init__(self, specs: Sequence[CommandSpec]) -> None:
+        self.specs = tuple(specs)
+        self._by_name = {spec.name: spec for spec in specs}
+
+    def get(self, name: str) -> CommandSpec | None:
+        return self._by_name.get(name)
+
+    def suggest(self, name: str) -> str | None:
+        best = process.extractOne(name, list(self._by_name), score_cutoff=60)
+        return best[0] if best else None
+
+    async def dispatch(self, command: Command, ctx: Context) -> Reply:
+        """Run one command; any failure becomes a polite reply and changes nothing."""
+        spec = self.get(command.name)
+        if spec is None:
+            return self._unknown(command.name)
+        if command.args and spec.max_args == 0:
+            return Reply.text(
+                f"/{spec.name} takes no arguments.", f"Usage: {spec.usage}", is_error=True
+            )
+        if len(command.args) > spec.max_args:
+            return Reply.text(
+                f"That is too long ({len(command.args):,} characters; "
+                f"at most {spec.max_args:,}). Nothing was changed.",
+                f"Usage: {spec.usage}",
+                is_error=True,
+            )
+        if spec.changes_chat and not command.is_admin:
+            return Reply.text(
+                "Only the chat's administrators can change what this chat follows.",
+                is_error=True,
+            )
+        try:
+            return await spec.handler(command, ctx)
+        except Exception:
+            log.exception("command failed command=%s chat=%s", command.name, command.chat)
+            return Reply.text(
+                "Sorry, something went wrong on my side. Nothing was changed; please try again.",
+                is_error=True,
+            )
+
+    def _unknown(self, name: str) -> Reply:
+        hint = self.suggest(name)
+        lines = [f"I don't know the command /{name}."]
+        if hint:
+            lines.append(f"Did you mean /{hint}?")
+        lines.append("Send /help to see what I can do.")
+        return Reply.text(*lines, is_error=True)
+
+
+def not_a_command() -> Reply:
+    return Reply.text(
+        "I answer commands, such as /follow RL for LLM Agents.",
+        "Send /help to see them all.",
+        is_error=True,
+    )

@@ -1,0 +1,127 @@
+"""Engine creation, SQLite pragmas, and migrations on start.
+
+One `Database` per process: it owns the async engine and hands out units of work.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+from storage.uow import UnitOfWork
+
+log = logging.getLogger(__name__)
+
+# Any constant works; it only has to be the same in every paperwatch process.
+_MIGRATION_LOCK_KEY = 0x70617065  # "pape"
+
+
+class DatabaseConfigError(RuntimeError):
+    """The database URL cannot work; the message is one line for a person."""
+
+
+def check_database_url(url: str) -> None:
+    """Fail early, with a clear sentence, on a URL that cannot work."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise DatabaseConfigError(
+            f"PAPERWATCH_DATABASE_URL is not a database URL: {url!r}"
+        ) from exc
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise DatabaseConfigError(
+            f"unsupported database {backend!r}: use sqlite+aiosqlite:// or postgresql+asyncpg://"
+        )
+    if backend == "sqlite":
+        if parsed.drivername != "sqlite+aiosqlite":
+            raise DatabaseConfigError("SQLite needs the async driver: sqlite+aiosqlite:///path.db")
+        _check_sqlite_path(parsed.database)
+    elif parsed.drivername != "postgresql+asyncpg":
+        raise DatabaseConfigError("PostgreSQL needs the async driver: postgresql+asyncpg://...")
+
+
+def _check_sqlite_path(database: str | None) -> None:
+    if not database or database == ":memory:":
+        return
+    path = Path(database)
+    folder = path.parent
+    if not folder.is_dir():
+        raise DatabaseConfigError(f"cannot open database {path}: folder {folder} does not exist")
+    target = path if path.exists() else folder
+    if not os.access(target, os.W_OK):
+        raise DatabaseConfigError(f"cannot open database {path}: {target} is not writable")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+class Database:
+    """The engine and session factory of one process."""
+
+    def __init__(self, url: str, **engine_options: Any) -> None:
+        check_database_url(url)
+        self.url = url
+        self.engine: AsyncEngine = create_async_engine(url, **engine_options)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def uow(self) -> UnitOfWork:
+        return UnitOfWork(self._sessions)
+
+    async def upgrade(self, revision: str = "head") -> None:
+        """Apply migrations; safe to call from several processes at once on PostgreSQL."""
+        async with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                await conn.execute(
+                    text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY}
+                )
+            await conn.run_sync(_alembic, "upgrade", revision)
+
+    async def downgrade(self, revision: str) -> None:
+        async with self.engine.begin() as conn:
+            await conn.run_sync(_alembic, "downgrade", revision)
+
+    async def current_revision(self) -> str | None:
+        async with self.engine.connect() as conn:
+            return await conn.run_sync(_current_revision)
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", "storage:migrations")
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _alembic(connection: Connection, action: str, revision: str) -> None:
+    getattr(command, action)(alembic_config(connection), revision)
+
+
+def _current_revision(connection: Connection) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    return MigrationContext.configure(connection).get_current_revision()

@@ -1,0 +1,193 @@
+"""SQLAlchemy 2 table models. Only `storage` sees these; callers get domain objects.
+
+Every schema change goes through an Alembic migration in `storage/migrations`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware timestamps on every backend.
+
+    PostgreSQL keeps `timestamptz`; SQLite has no time zones, so values are stored
+    as naive UTC and come back aware. Naive input is refused: it is always a bug.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: pass an aware datetime")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON, list[Any]: JSON}  # noqa: RUF012
+
+
+class ChatRow(Base):
+    """A conversation on a platform. Telegram ids are 64-bit integers; Slack ids are text."""
+
+    __tablename__ = "chats"
+    __table_args__ = (
+        UniqueConstraint("platform", "external_id", name="platform_external_id"),
+        UniqueConstraint("platform", "external_key", name="platform_external_key"),
+        CheckConstraint(
+            "(external_id IS NULL) <> (external_key IS NULL)", name="one_external_identity"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String(16))
+    external_id: Mapped[int | None] = mapped_column(BigInteger)
+    external_key: Mapped[str | None] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16), default="private")
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    digest_mode: Mapped[str] = mapped_column(String(16), default="daily")
+    digest_time: Mapped[str] = mapped_column(String(5), default="08:00")
+    digest_weekday: Mapped[int] = mapped_column(Integer, default=0)
+    paused: Mapped[bool] = mapped_column(default=False)
+    active: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class SubscriptionRow(Base):
+    __tablename__ = "subscriptions"
+    __table_args__ = (UniqueConstraint("chat_id", "kind", "target", name="chat_kind_target"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # "topic" | "query"
+    target: Mapped[str] = mapped_column(String(1000))  # topic slug or query text
+    label: Mapped[str] = mapped_column(String(1000))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class MutedTagRow(Base):
+    """A tag a chat does not want to see; `scope` limits it to one subscription."""
+
+    __tablename__ = "muted_tags"
+    __table_args__ = (UniqueConstraint("chat_id", "tag", "scope", name="chat_tag_scope"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), index=True)
+    tag: Mapped[str] = mapped_column(String(128))
+    scope: Mapped[str] = mapped_column(String(1000), default="")  # "" = every subscription
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class PaperRow(Base):
+    __tablename__ = "papers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    arxiv_id: Mapped[str] = mapped_column(String(64), unique=True)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    title: Mapped[str] = mapped_column(Text)
+    abstract: Mapped[str] = mapped_column(Text, default="")
+    authors: Mapped[list[Any]] = mapped_column(default=list)  # [{"name":..., "affiliations":[...]}]
+    categories: Mapped[list[Any]] = mapped_column(default=list)  # primary first
+    primary_category: Mapped[str | None] = mapped_column(String(32), index=True)
+    announced: Mapped[date | None] = mapped_column(Date, index=True)
+    submitted: Mapped[datetime | None] = mapped_column()
+    updated: Mapped[datetime | None] = mapped_column()
+    doi: Mapped[str | None] = mapped_column(String(255))
+    journal_ref: Mapped[str | None] = mapped_column(Text)
+    comment: Mapped[str | None] = mapped_column(Text)
+    ingested_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class PaperTagRow(Base):
+    """A topic on a paper: a catalog slug (or custom-query key) and why it matched."""
+
+    __tablename__ = "paper_tags"
+    __table_args__ = (Index("ix_paper_tags_tag_paper", "tag", "paper_id"),)
+
+    paper_id: Mapped[int] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True
+    )
+    tag: Mapped[str] = mapped_column(String(128), primary_key=True)
+    source: Mapped[str] = mapped_column(String(16), default="rule")  # "rule" | "curated"
+    why: Mapped[list[Any]] = mapped_column(default=list)
+
+
+class OutboxRow(Base):
+    """A message owed to a chat, written in the transaction that caused it."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (
+        UniqueConstraint("chat_id", "paper_id", "kind", name="chat_paper_kind"),
+        Index("ix_outbox_status_due", "status", "due_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
+    paper_id: Mapped[int | None] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))  # "alert" | "digest" | "spike" | "notice"
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending|sent|dead
+    due_at: Mapped[datetime] = mapped_column(default=utcnow)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column()
+
+
+class PollStateRow(Base):
+    """Where each arXiv source got to. Advanced only with the papers it stored."""
+
+    __tablename__ = "poll_state"
+
+    source: Mapped[str] = mapped_column(String(255), primary_key=True)
+    watermark: Mapped[str | None] = mapped_column(String(255))
+    etag: Mapped[str | None] = mapped_column(String(255))
+    last_modified: Mapped[str | None] = mapped_column(String(64))
+    last_announced: Mapped[date | None] = mapped_column(Date)
+    last_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_success_at: Mapped[datetime | None] = mapped_column()
+    last_attempt_at: Mapped[datetime | None] = mapped_column()
+    last_error: Mapped[str | None] = mapped_column(Text)

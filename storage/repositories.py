@@ -1,0 +1,387 @@
+"""Repositories: take a session, speak domain objects, never commit.
+
+Only the unit of work (`storage.uow`) commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.domain import (
+    Author,
+    Chat,
+    ChatKind,
+    ChatRef,
+    DigestMode,
+    Paper,
+    Platform,
+    Subscription,
+    SubscriptionKind,
+)
+from storage.models import (
+    ChatRow,
+    MutedTagRow,
+    PaperRow,
+    PaperTagRow,
+    PollStateRow,
+    SubscriptionRow,
+    utcnow,
+)
+
+# Bound parameters per statement stay well below SQLite's and asyncpg's limits.
+_CHUNK = 500
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# --- chats -------------------------------------------------------------------------
+
+
+def _chat(row: ChatRow) -> Chat:
+    external = row.external_id if row.external_id is not None else row.external_key
+    return Chat(
+        id=row.id,
+        platform=Platform(row.platform),
+        external_id=str(external),
+        kind=ChatKind(row.kind),
+        timezone=row.timezone,
+        digest_mode=DigestMode(row.digest_mode),
+        digest_time=row.digest_time,
+        digest_weekday=row.digest_weekday,
+        paused=row.paused,
+        active=row.active,
+        created_at=row.created_at,
+    )
+
+
+def _identity(ref: ChatRef) -> dict[str, Any]:
+    """Numeric platform ids are stored as 64-bit integers, anything else as text."""
+    try:
+        number = int(ref.external_id)
+    except ValueError:
+        number = None
+    if number is not None and -(2**63) <= number < 2**63 and ref.platform != Platform.SLACK:
+        return {"external_id": number, "external_key": None}
+    return {"external_id": None, "external_key": ref.external_id}
+
+
+class ChatRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self._s = session
+
+    async def _row(self, ref: ChatRef) -> ChatRow | None:
+        ident = _identity(ref)
+        column = ChatRow.external_id if ident["external_id"] is not None else ChatRow.external_key
+        value = ident["external_id"] if ident["external_id"] is not None else ident["external_key"]
+        stmt = select(ChatRow).where(ChatRow.platform == ref.platform.value, column == value)
+        return (await self._s.execute(stmt)).scalar_one_or_none()
+
+    async def get(self, ref: ChatRef) -> Chat | None:
+        row = await self._row(ref)
+        return _chat(row) if row else None
+
+    async def get_by_id(self, chat_id: int) -> Chat | None:
+        row = await self._s.get(ChatRow, chat_id)
+        return _chat(row) if row else None
+
+    async def get_or_create(self, ref: ChatRef, kind: ChatKind = ChatKind.PRIVATE) -> Chat:
+        row = await self._row(ref)
+        if row is None:
+            row = ChatRow(platform=ref.platform.value, kind=kind.value, **_identity(ref))
+            self._s.add(row)
+            await self._s.flush()
+        return _chat(row)
+
+    async def set_active(self, chat_id: int, active: bool) -> None:
+        await self._s.execute(update(ChatRow).where(ChatRow.id == chat_id).values(active=active))
+
+
+# --- subscriptions -----------------------------------------------------------------
+
+
+def _subscription(row: SubscriptionRow) -> Subscription:
+    return Subscription(
+        id=row.id,
+        chat_id=row.chat_id,
+        kind=SubscriptionKind(row.kind),
+        target=row.target,
+        label=row.label,
+        created_at=row.created_at,
+    )
+
+
+class SubscriptionRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self._s = session
+
+    async def add(
+        self, chat_id: int, kind: SubscriptionKind, target: str, label: str
+    ) -> tuple[Subscription, bool]:
+        """Follow `target`; returns (subscription, created). Following twice is a no-op."""
+        stmt = select(SubscriptionRow).where(
+            SubscriptionRow.chat_id == chat_id,
+            SubscriptionRow.kind == kind.value,
+            SubscriptionRow.target == target,
+        )
+        row = (await self._s.execute(stmt)).scalar_one_or_none()
+        if row is not None:
+            return _subscription(row), False
+        row = SubscriptionRow(chat_id=chat_id, kind=kind.value, target=target, label=label)
+        self._s.add(row)
+        await self._s.flush()
+        return _subscription(row), True
+
+    async def remove(self, chat_id: int, kind: SubscriptionKind, target: str) -> bool:
+        result = await self._s.execute(
+            delete(SubscriptionRow).where(
+                SubscriptionRow.chat_id == chat_id,
+                SubscriptionRow.kind == kind.value,
+                SubscriptionRow.target == target,
+            )
+        )
+        return bool(result.rowcount)
+
+    async def for_chat(self, chat_id: int) -> list[Subscription]:
+        stmt = (
+            select(SubscriptionRow)
+            .where(SubscriptionRow.chat_id == chat_id)
+            .order_by(SubscriptionRow.created_at, SubscriptionRow.id)
+        )
+        return [_subscription(r) for r in (await self._s.execute(stmt)).scalars()]
+
+
+class MuteRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self._s = session
+
+    async def for_chat(self, chat_id: int) -> list[tuple[str, str]]:
+        stmt = select(MutedTagRow.tag, MutedTagRow.scope).where(MutedTagRow.chat_id == chat_id)
+        return [(tag, scope) for tag, scope in (await self._s.execute(stmt)).all()]
+
+
+# --- papers ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertResult:
+    """What storing a batch did, by version-free arXiv id."""
+
+    new: tuple[str, ...]
+    updated: tuple[str, ...]
+    unchanged: tuple[str, ...]
+
+
+def _paper_values(paper: Paper) -> dict[str, Any]:
+    return {
+        "arxiv_id": paper.arxiv_id,
+        "version": paper.version,
+        "title": paper.title,
+        "abstract": paper.abstract,
+        "authors": [{"name": a.name, "affiliations": list(a.affiliations)} for a in paper.authors],
+        "categories": list(paper.categories),
+        "primary_category": paper.primary_category,
+        "announced": paper.announced,
+        "submitted": paper.submitted,
+        "updated": paper.updated,
+        "doi": paper.doi,
+        "journal_ref": paper.journal_ref,
+        "comment": paper.comment,
+    }
+
+
+def _paper(row: PaperRow, tags: Sequence[str] = ()) -> Paper:
+    return Paper(
+        arxiv_id=row.arxiv_id,
+        version=row.version,
+        title=row.title,
+        abstract=row.abstract,
+        authors=tuple(
+            Author(a["name"], tuple(a.get("affiliations") or ())) for a in row.authors or ()
+        ),
+        categories=tuple(row.categories or ()),
+        announced=row.announced,
+        submitted=row.submitted,
+        updated=row.updated,
+        doi=row.doi,
+        journal_ref=row.journal_ref,
+        comment=row.comment,
+        tags=tuple(tags),
+    )
+
+
+class PaperRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self._s = session
+
+    async def upsert(self, papers: Iterable[Paper]) -> UpsertResult:
+        """Store papers by version-free id: insert new ones, move known ones to a newer
+        version (metadata refreshed), ignore repeats. A batch may repeat an id; the
+        highest version wins. Replacement announcements of unknown papers are stored
+        (they still never count as new: callers decide that from `announce_type`).
+        """
+        latest: dict[str, Paper] = {}
+        for paper in papers:
+            seen = latest.get(paper.arxiv_id)
+            if seen is None or paper.version > seen.version:
+                latest[paper.arxiv_id] = paper
+        existing: dict[str, tuple[int, int]] = {}
+        for chunk in _chunks(list(latest)):
+            stmt = select(PaperRow.arxiv_id, PaperRow.id, PaperRow.version).where(
+                PaperRow.arxiv_id.in_(chunk)
+            )
+            existing.update({a: (i, v) for a, i, v in (await self._s.execute(stmt)).all()})
+        new, updated, unchanged = [], [], []
+        for arxiv_id, paper in latest.items():
+            if arxiv_id not in existing:
+                new.append(paper)
+            elif paper.version > existing[arxiv_id][1]:
+                updated.append(paper)
+            else:
+                unchanged.append(arxiv_id)
+        now = utcnow()
+        if new:
+            rows = [{**_paper_values(p), "ingested_at": now, "updated_at": now} for p in new]
+            for chunk in _chunks(rows, 200):
+                await self._s.execute(PaperRow.__table__.insert(), list(chunk))
+        for paper in updated:
+            values = _paper_values(paper)
+            if paper.announced is None:
+                values.pop("announced")  # keep the first announcement date
+            await self._s.execute(
+                update(PaperRow)
+                .where(PaperRow.id == existing[paper.arxiv_id][0])
+                .values(**values, updated_at=now)
+            )
+        await self._s.flush()
+        return UpsertResult(
+            new=tuple(p.arxiv_id for p in new),
+            updated=tuple(p.arxiv_id for p in updated),
+            unchanged=tuple(unchanged),
+        )
+
+    async def ids_for(self, arxiv_ids: Iterable[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for chunk in _chunks(list(arxiv_ids)):
+            stmt = select(PaperRow.arxiv_id, PaperRow.id).where(PaperRow.arxiv_id.in_(chunk))
+            found.update({a: i for a, i in (await self._s.execute(stmt)).all()})
+        return found
+
+    async def add_tags(
+        self, tags: Iterable[tuple[str, str, Sequence[str]]], source: str = "rule"
+    ) -> int:
+        """Attach (arxiv_id, tag, why) triples; existing (paper, tag) pairs are kept."""
+        triples = list(tags)
+        ids = await self.ids_for({a for a, _, _ in triples})
+        have: set[tuple[int, str]] = set()
+        for chunk in _chunks(list(ids.values())):
+            stmt = select(PaperTagRow.paper_id, PaperTagRow.tag).where(
+                PaperTagRow.paper_id.in_(chunk)
+            )
+            have.update((p, t) for p, t in (await self._s.execute(stmt)).all())
+        rows = []
+        for arxiv_id, tag, why in triples:
+            if arxiv_id not in ids:
+                continue
+            key = (ids[arxiv_id], tag)
+            if key not in have:
+                have.add(key)
+                rows.append({"paper_id": key[0], "tag": tag, "source": source, "why": list(why)})
+        for chunk in _chunks(rows, 300):
+            await self._s.execute(PaperTagRow.__table__.insert(), list(chunk))
+        return len(rows)
+
+    async def get(self, arxiv_id: str) -> Paper | None:
+        row = (
+            await self._s.execute(select(PaperRow).where(PaperRow.arxiv_id == arxiv_id))
+        ).scalar_one_or_none()
+        if row is None:
+            return None
+        return _paper(row, (await self._tags_for([row.id])).get(row.id, ()))
+
+    async def latest(self, tags: Sequence[str] | None = None, limit: int = 5) -> list[Paper]:
+        """Newest papers first (by announcement, then arXiv id), optionally with any of `tags`."""
+        stmt = select(PaperRow)
+        if tags is not None:
+            tagged = select(PaperTagRow.paper_id).where(PaperTagRow.tag.in_(list(tags)))
+            stmt = stmt.where(PaperRow.id.in_(tagged))
+        stmt = stmt.order_by(
+            PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc()
+        ).limit(limit)
+        rows = list((await self._s.execute(stmt)).scalars())
+        tag_map = await self._tags_for([r.id for r in rows])
+        return [_paper(r, tag_map.get(r.id, ())) for r in rows]
+
+    async def _tags_for(self, paper_ids: Sequence[int]) -> dict[int, list[str]]:
+        result: dict[int, list[str]] = {}
+        if not paper_ids:
+            return result
+        stmt = (
+            select(PaperTagRow.paper_id, PaperTagRow.tag)
+            .where(PaperTagRow.paper_id.in_(list(paper_ids)))
+            .order_by(PaperTagRow.tag)
+        )
+        for paper_id, tag in (await self._s.execute(stmt)).all():
+            result.setdefault(paper_id, []).append(tag)
+        return result
+
+    async def count(self) -> int:
+        return int((await self._s.execute(select(func.count(PaperRow.id)))).scalar_one())
+
+
+# --- poll state --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PollState:
+    source: str
+    watermark: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    last_announced: Any = None
+    last_count: int = 0
+    last_success_at: datetime | None = None
+    last_attempt_at: datetime | None = None
+    last_error: str | None = None
+
+
+class PollStateRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self._s = session
+
+    async def get(self, source: str) -> PollState | None:
+        row = await self._s.get(PollStateRow, source)
+        if row is None:
+            return None
+        return PollState(
+            source=row.source,
+            watermark=row.watermark,
+            etag=row.etag,
+            last_modified=row.last_modified,
+            last_announced=row.last_announced,
+            last_count=row.last_count,
+            last_success_at=row.last_success_at,
+            last_attempt_at=row.last_attempt_at,
+            last_error=row.last_error,
+        )
+
+    async def save(self, state: PollState) -> None:
+        row = await self._s.get(PollStateRow, state.source)
+        if row is None:
+            row = PollStateRow(source=state.source)
+            self._s.add(row)
+        for name in PollState.__dataclass_fields__:
+            setattr(row, name, getattr(state, name))
+        await self._s.flush()
+
+    async def all(self) -> list[PollState]:
+        rows = (await self._s.execute(select(PollStateRow.source))).scalars().all()
+        return [s for s in [await self.get(source) for source in rows] if s is not None]

@@ -1,0 +1,74 @@
+"""The unit of work: one transaction, its repositories, and the only `commit`.
+
+    async with db.uow() as uow:
+        chat = await uow.chats.get_or_create(ref)
+        await uow.subscriptions.add(chat.id, ...)
+        await uow.commit()
+
+Leaving the block without `commit()` rolls everything back.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Self
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from storage.repositories import (
+    ChatRepository,
+    MuteRepository,
+    PaperRepository,
+    PollStateRepository,
+    SubscriptionRepository,
+)
+
+
+class UnitOfWork:
+    chats: ChatRepository
+    subscriptions: SubscriptionRepository
+    mutes: MuteRepository
+    papers: PaperRepository
+    poll_state: PollStateRepository
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = sessions
+        self._session: AsyncSession | None = None
+
+    @property
+    def session(self) -> AsyncSession:
+        if self._session is None:
+            raise RuntimeError("use the unit of work inside `async with`")
+        return self._session
+
+    @property
+    def dialect(self) -> str:
+        return self.session.get_bind().dialect.name
+
+    async def __aenter__(self) -> Self:
+        session = self._sessions()
+        self._session = session
+        self.chats = ChatRepository(session)
+        self.subscriptions = SubscriptionRepository(session)
+        self.mutes = MuteRepository(session)
+        self.papers = PaperRepository(session)
+        self.poll_state = PollStateRepository(session)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.session.rollback()
+        finally:
+            await self.session.close()
+            self._session = None
+
+    async def commit(self) -> None:
+        await self.session.commit()
+
+    async def rollback(self) -> None:
+        await self.session.rollback()
