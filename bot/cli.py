@@ -93,9 +93,12 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     db = await open_database(settings)
     try:
         if not args.file:
-            from bot.arxiv.client import fetch_daily_feed
+            from bot.arxiv.client import ArxivHTTPError, fetch_daily_feed
 
-            sources = [("arXiv", await fetch_daily_feed(settings))]
+            try:
+                sources = [("arXiv", await fetch_daily_feed(settings))]
+            except ArxivHTTPError as exc:
+                raise StartupError(str(exc)) from exc
         else:
             sources = [(str(path), _read(path)) for path in args.file]
         for name, data in sources:
@@ -138,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add(name: str, action: Action, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(action=action)
+        p.set_defaults(handler=action)
         return p
 
     add("run", cmd_run, "run the bot (migrates the database first)")
@@ -163,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     configure_logging(settings.log_level)
     try:
-        return asyncio.run(args.action(args, settings))
+        return asyncio.run(args.handler(args, settings))
     except (StartupError, DatabaseConfigError) as exc:
         print(f"paperwatch: {exc}", file=sys.stderr)
         return 2

@@ -18,11 +18,13 @@ MAX_LINE = 20_000
 
 _COMMAND = re.compile(r"/(?P<name>[A-Za-z][A-Za-z0-9_]{0,31})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)")
 _SPACE = re.compile(r"\s+")
+# Terminal escape sequences (colours, cursor moves, titles) pasted along with text.
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 
 def clean_text(text: str) -> str:
     """Drop control and zero-width characters, normalise width forms, collapse spaces."""
-    text = unicodedata.normalize("NFKC", text[:MAX_LINE])
+    text = unicodedata.normalize("NFKC", _ESCAPES.sub("", text[:MAX_LINE]))
     kept = [ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf")]
     return _SPACE.sub(" ", "".join(kept)).strip()
 

@@ -35,12 +35,12 @@ async def _tables(db: Database) -> set[str]:
 
 
 async def test_migrates_from_empty_and_back(db: Database) -> None:
-    assert TABLES <= await _tables(db)
+    assert await _tables(db) >= TABLES
     assert await db.current_revision() is not None
     await db.downgrade("base")
     assert not TABLES & await _tables(db)
     await db.upgrade()
-    assert TABLES <= await _tables(db)
+    assert await _tables(db) >= TABLES
 
 
 async def test_upgrade_twice_is_a_no_op(db: Database) -> None:

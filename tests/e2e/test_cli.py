@@ -1,0 +1,132 @@
+"""The `paperwatch` command as a person runs it: real processes, real SQLite files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.arxiv_server import Canned, serve_fake_arxiv
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "arxiv"
+SMALL_RSS = FIXTURES / "rss" / "msudars_laya-reader" / "arxiv_rss.xml"
+
+
+def paperwatch(
+    *args: str, cwd: Path, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "ARXIV_"))
+    }
+    environment.update({"PAPERWATCH_LOG_LEVEL": "WARNING", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=60,
+    )
+
+
+def test_help_lists_the_commands(tmp_path: Path) -> None:
+    result = paperwatch("--help", cwd=tmp_path)
+    assert result.returncode == 0
+    for command in ("run", "console", "ingest", "db"):
+        assert command in result.stdout
+
+
+def test_scripted_console_on_the_embedded_default(tmp_path: Path) -> None:
+    result = paperwatch(
+        "console", cwd=tmp_path, stdin="/follow RL for LLM Agents\n/latest\n/list\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Now following RL for LLM Agents" in result.stdout
+    assert result.stdout.count("\n• ") == 5
+    assert "You follow 1 topic(s):" in result.stdout
+    assert (tmp_path / "paperwatch.db").exists()  # the default: a SQLite file in the cwd
+    # A second session remembers the subscription.
+    again = paperwatch("console", cwd=tmp_path, stdin="/list\n")
+    assert "RL for LLM Agents" in again.stdout
+
+
+def test_run_without_tokens_is_the_terminal_chat(tmp_path: Path) -> None:
+    result = paperwatch("run", cwd=tmp_path, stdin="/start\n")
+    assert result.returncode == 0, result.stderr
+    assert "/follow RL for LLM Agents" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("sqlite+aiosqlite:////no/such/folder/pw.db", "folder /no/such/folder does not exist"),
+        ("sqlite+aiosqlite:////proc/pw.db", "cannot open the database"),
+        ("mysql://localhost/pw", "unsupported database"),
+        ("not a url", "is not a database URL"),
+    ],
+)
+def test_bad_database_is_one_clear_line(tmp_path: Path, url: str, message: str) -> None:
+    result = paperwatch("console", cwd=tmp_path, env={"PAPERWATCH_DATABASE_URL": url})
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_bad_setting_is_one_clear_line(tmp_path: Path) -> None:
+    result = paperwatch("db", "current", cwd=tmp_path, env={"PAPERWATCH_LOG_LEVEL": "LOUD"})
+    assert result.returncode == 2
+    assert "PAPERWATCH_LOG_LEVEL" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_db_upgrade_then_current(tmp_path: Path) -> None:
+    upgraded = paperwatch("db", "upgrade", cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    current = paperwatch("db", "current", cwd=tmp_path)
+    assert "revision 0001" in current.stdout
+
+
+def test_ingest_file_is_idempotent(tmp_path: Path) -> None:
+    first = paperwatch("ingest", "--file", str(SMALL_RSS), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "4 papers read; 4 new" in first.stdout
+    second = paperwatch("ingest", "--file", str(SMALL_RSS), cwd=tmp_path)
+    assert "0 new, 0 updated, 4 already stored" in second.stdout
+
+
+def test_ingest_of_a_broken_file_says_why(tmp_path: Path) -> None:
+    page = tmp_path / "error.html"
+    page.write_text("<html><body>Service Unavailable</body></html>")
+    result = paperwatch("ingest", "--file", str(page), cwd=tmp_path)
+    assert result.returncode == 2
+    assert str(page) in result.stderr and "Traceback" not in result.stderr
+    missing = paperwatch("ingest", "--file", str(tmp_path / "nope.xml"), cwd=tmp_path)
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+def test_live_ingest_asks_for_the_configured_categories_in_one_request(tmp_path: Path) -> None:
+    with serve_fake_arxiv() as fake:
+        fake.add("/rss/cs.LG+cs.AI", Canned(SMALL_RSS.read_bytes()))
+        env = {
+            "ARXIV_RSS_URL": fake.url + "/rss/",
+            "ARXIV_CATEGORIES": "cs.LG, cs.AI",
+            "ARXIV_MIN_REQUEST_INTERVAL": "0",
+        }
+        result = paperwatch("ingest", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "4 new" in result.stdout
+    assert [r.path for r in fake.requests] == ["/rss/cs.LG+cs.AI"]
+    assert fake.requests[0].headers["User-Agent"].startswith("paperwatch/")
+
+
+def test_live_ingest_failure_is_one_line(tmp_path: Path) -> None:
+    with serve_fake_arxiv() as fake:
+        fake.add("/rss/cs.AI", Canned(b"busy", 503, content_type="text/plain"))
+        env = {"ARXIV_RSS_URL": fake.url + "/rss/", "ARXIV_CATEGORIES": "cs.AI"}
+        result = paperwatch("ingest", cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert "HTTP 503" in result.stderr and "Traceback" not in result.stderr

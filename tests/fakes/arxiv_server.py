@@ -1,0 +1,89 @@
+"""A tiny local HTTP server that replays saved arXiv responses (never the real arXiv).
+
+Each path maps to a queue of canned responses; the last one repeats. Every request is
+recorded (path, query, headers, monotonic time) for the test to inspect.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Canned:
+    body: bytes = b""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/xml; charset=utf-8"
+
+
+@dataclass
+class Seen:
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    at: float
+
+
+class FakeArxiv:
+    def __init__(self) -> None:
+        self.routes: dict[str, list[Canned]] = {}
+        self.requests: list[Seen] = []
+        self._lock = threading.Lock()
+        self.url = ""
+
+    def add(self, path: str, *responses: Canned) -> None:
+        self.routes.setdefault(path, []).extend(responses)
+
+    def _next(self, path: str) -> Canned:
+        with self._lock:
+            queue = self.routes.get(path)
+            if not queue:
+                return Canned(b"not found", 404, content_type="text/plain")
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    def _record(self, seen: Seen) -> None:
+        with self._lock:
+            self.requests.append(seen)
+
+
+def _handler(fake: FakeArxiv) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            fake._record(
+                Seen(parts.path, parse_qs(parts.query), dict(self.headers), time.monotonic())
+            )
+            canned = fake._next(parts.path)
+            self.send_response(canned.status)
+            self.send_header("Content-Type", canned.content_type)
+            self.send_header("Content-Length", str(len(canned.body)))
+            for name, value in canned.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(canned.body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@contextmanager
+def serve_fake_arxiv() -> Iterator[FakeArxiv]:
+    fake = FakeArxiv()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
