@@ -11,14 +11,23 @@ import asyncio
 import logging
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from pydantic import ValidationError
+from rich.progress import Progress
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.adapters.console import CONSOLE_CHAT, render_reply, run_console
+from bot.arxiv.client import ArxivClient, ArxivHTTPError
+from bot.arxiv.parse import FeedError, parse_feed
+from bot.arxiv.poller import Poller, PollOutcome
 from bot.config import Settings
+from bot.domain import Command
+from bot.ingest import IngestResult, load_sample_if_empty, store_papers
 from bot.topics.catalog import CatalogError, load_catalog
 from handlers.base import Context
+from handlers.commands import REGISTRY
 from storage.database import Database, DatabaseConfigError
 
 log = logging.getLogger("paperwatch")
@@ -63,9 +72,6 @@ def build_context(db: Database) -> Context:
 
 
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.adapters.console import run_console
-    from bot.ingest import load_sample_if_empty
-    from handlers.commands import REGISTRY
 
     db = await open_database(settings)
     try:
@@ -86,31 +92,89 @@ async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     return await cmd_console(args, settings)
 
 
+def build_poller(settings: Settings, db: Database) -> Poller:
+
+    return Poller(
+        ArxivClient(settings), db.uow, settings.arxiv_categories, oai_url=settings.arxiv_oai_url
+    )
+
+
 async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.arxiv.parse import FeedError, parse_feed
-    from bot.ingest import store_papers
 
     db = await open_database(settings)
     try:
         if not args.file:
-            from bot.arxiv.client import ArxivHTTPError, fetch_daily_feed
-
+            poller = build_poller(settings, db)
             try:
-                sources = [("arXiv", await fetch_daily_feed(settings))]
-            except ArxivHTTPError as exc:
-                raise StartupError(str(exc)) from exc
-        else:
-            sources = [(str(path), _read(path)) for path in args.file]
-        for name, data in sources:
+                outcome = await poller.poll_daily()
+            finally:
+                await poller.aclose()
+            if outcome.status == "failed":
+                raise StartupError(f"arXiv poll failed: {outcome.error}")
+            print(_describe_poll(outcome))
+            return 0
+        for path in args.file:
             try:
-                feed = parse_feed(data)
+                feed = parse_feed(_read(path))
             except FeedError as exc:
-                raise StartupError(f"{name}: {exc}") from exc
+                raise StartupError(f"{path}: {exc}") from exc
             result = await store_papers(db.uow, feed.papers)
             print(
-                f"{name}: {len(feed.papers)} papers read; {result.new} new, "
-                f"{result.updated} updated, {result.unchanged} already stored."
+                f"{path}: {len(feed.papers)} papers read; {len(result.new)} new, "
+                f"{len(result.updated)} updated, {result.unchanged + result.late} already stored "
+                "or not new."
             )
+    finally:
+        await db.dispose()
+    return 0
+
+
+def _describe_poll(outcome: PollOutcome) -> str:
+    if outcome.status == "no_mailing":
+        return "arXiv's feed holds no mailing right now (normal on weekends and holidays)."
+    if outcome.status == "unchanged":
+        return "arXiv's feed has not changed since the last poll."
+    return (
+        f"arXiv listing of {outcome.announced}: {outcome.new} new papers, "
+        f"{outcome.updated} updated."
+    )
+
+
+async def cmd_backfill(args: argparse.Namespace, settings: Settings) -> int:
+
+    db = await open_database(settings)
+    poller = build_poller(settings, db)
+    today = datetime.now(UTC).date()
+    first = today - timedelta(days=args.days)
+    try:
+        with Progress(transient=False) as progress:
+            task = progress.add_task("backfill", total=args.days + 1)
+            new = 0
+
+            def on_day(day: date, result: IngestResult) -> None:
+                nonlocal new
+                new += len(result.new)
+                progress.update(task, advance=1, description=f"{day} +{len(result.new)} new")
+
+            totals = await poller.harvest(first, today, on_day=on_day)
+    except (ArxivHTTPError, FeedError) as exc:
+        raise StartupError(f"backfill stopped (run it again to resume): {exc}") from exc
+    finally:
+        await poller.aclose()
+        await db.dispose()
+    print(
+        f"Backfill {first}..{today}: {len(totals.new)} new papers, "
+        f"{len(totals.updated)} updated, {totals.unchanged} already stored."
+    )
+    return 0
+
+
+async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+
+    db = await open_database(settings)
+    try:
+        reply = await REGISTRY.dispatch(Command("status", "", CONSOLE_CHAT), build_context(db))
+        print(render_reply(reply))
     finally:
         await db.dispose()
     return 0
@@ -150,9 +214,19 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "--file", type=Path, action="append", help="a saved arXiv RSS/Atom/OAI response"
     )
+    backfill = add("backfill", cmd_backfill, "fill the last N days from arXiv's OAI-PMH")
+    backfill.add_argument("--days", type=_days, default=56, help="how far back (default 56)")
+    add("status", cmd_status, "when arXiv was last ingested, and when the next mailing is due")
     db = add("db", cmd_db, "database schema: upgrade, or show the current revision")
     db.add_argument("action", choices=["upgrade", "current"])
     return parser
+
+
+def _days(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 3650:
+        raise argparse.ArgumentTypeError("days must be between 1 and 3650")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,7 @@
-"""Storing papers: the one path every source (feeds, files, the bundled sample) goes through.
+"""Storing papers: the one path every source (feeds, files, backfill, the sample) goes through.
 
-Papers, their tags, and (later) the alerts they cause are written in ONE transaction.
+`store` runs inside the caller's unit of work, so papers, their tags, the alerts they
+cause and the source's watermark commit together or not at all.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from importlib import resources
 
@@ -20,41 +21,66 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class IngestResult:
-    new: int
-    updated: int
-    unchanged: int
+    """What storing a batch did. Only `new` papers count (and alert) as new."""
+
+    new: tuple[str, ...] = ()  # first seen, announced as new or cross-list
+    updated: tuple[str, ...] = ()  # moved to a newer version (a replacement)
+    unchanged: int = 0
+    late: int = 0  # first seen through a replacement: stored, never counted as new
 
     @property
     def total(self) -> int:
-        return self.new + self.updated + self.unchanged
+        return len(self.new) + len(self.updated) + self.unchanged + self.late
+
+
+async def store(uow: UnitOfWork, papers: Sequence[Paper]) -> IngestResult:
+    """Upsert papers and their curated tags; the caller commits.
+
+    A replacement announcement says nothing about when the paper was first announced,
+    so its listing date is dropped: a replaced paper never counts as new on that day.
+    """
+    normalised = [p if p.announce_type.is_new_paper else replace(p, announced=None) for p in papers]
+    result = await uow.papers.upsert(normalised)
+    curated = [(p.arxiv_id, slugify(tag), ("curated",)) for p in papers for tag in p.tags]
+    if curated:
+        await uow.papers.add_tags(curated, source="curated")
+    announced_new = {p.arxiv_id for p in papers if p.announce_type.is_new_paper}
+    new = tuple(a for a in result.new if a in announced_new)
+    return IngestResult(
+        new=new,
+        updated=result.updated,
+        unchanged=len(result.unchanged),
+        late=len(result.new) - len(new),
+    )
 
 
 async def store_papers(
     uow_factory: Callable[[], UnitOfWork], papers: Sequence[Paper]
 ) -> IngestResult:
-    """Upsert papers and their curated tags in one transaction; idempotent."""
+    """`store` in a transaction of its own."""
     async with uow_factory() as uow:
-        result = await uow.papers.upsert(papers)
-        curated = [(p.arxiv_id, slugify(tag), ("curated",)) for p in papers for tag in p.tags]
-        if curated:
-            await uow.papers.add_tags(curated, source="curated")
+        result = await store(uow, papers)
         await uow.commit()
     log.info(
-        "stored papers new=%d updated=%d unchanged=%d",
+        "stored papers new=%d updated=%d unchanged=%d late=%d",
         len(result.new),
         len(result.updated),
-        len(result.unchanged),
+        result.unchanged,
+        result.late,
     )
-    return IngestResult(len(result.new), len(result.updated), len(result.unchanged))
+    return result
 
 
 def paper_from_json(record: dict[str, object]) -> Paper:
     """A paper from one JSON-lines record (`arxiv_id`, `title`, `abstract`, `authors`, ...)."""
     authors = record.get("authors") or []
     categories = record.get("categories") or []
+    tags = record.get("tags") or []
     announced = record.get("announced") or record.get("date")
     if not isinstance(authors, list) or not isinstance(categories, list):
         raise ValueError("authors and categories must be lists")
+    if not isinstance(tags, list):
+        raise ValueError("tags must be a list")
     return Paper(
         arxiv_id=str(record["arxiv_id"]),
         title=str(record.get("title") or ""),
@@ -62,7 +88,7 @@ def paper_from_json(record: dict[str, object]) -> Paper:
         authors=tuple(Author(str(a)) for a in authors),
         categories=tuple(str(c) for c in categories),
         announced=date.fromisoformat(str(announced)) if announced else None,
-        tags=tuple(str(t) for t in record.get("tags") or ()),  # type: ignore[union-attr]
+        tags=tuple(str(t) for t in tags),
     )
 
 
@@ -82,5 +108,5 @@ async def load_sample_if_empty(uow_factory: Callable[[], UnitOfWork]) -> IngestR
         if await uow.papers.count():
             return None
     result = await store_papers(uow_factory, sample_papers())
-    log.info("loaded %d bundled sample papers into the empty database", result.new)
+    log.info("loaded %d bundled sample papers into the empty database", len(result.new))
     return result

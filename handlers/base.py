@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from rapidfuzz import process
 
@@ -27,6 +28,7 @@ class Context:
     uow: Callable[[], UnitOfWork]
     catalog: Catalog
     latest_limit: int = 5
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
 
 Handler = Callable[[Command, Context], Awaitable[Reply]]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from bot.domain import Command, Paper, PaperItem, Reply, SubscriptionKind, Topic
 from bot.topics.resolve import resolve_topic
 from handlers.base import CommandSpec, Context, Registry
+from handlers.status import status
 
 EXAMPLE_TOPIC = "RL for LLM Agents"
 
@@ -155,4 +156,12 @@ UNFOLLOW = CommandSpec("unfollow", unfollow, "stop following a topic", "/unfollo
 LIST = CommandSpec("list", list_, "show the topics this chat follows", "/list", max_args=0)
 LATEST = CommandSpec("latest", latest, "the newest papers on a topic", "/latest [topic]")
 
-REGISTRY = Registry([START, HELP, FOLLOW, UNFOLLOW, LIST, LATEST])
+STATUS = CommandSpec(
+    "status",
+    status,
+    "is the paper index fresh; when is arXiv's next mailing",
+    "/status",
+    max_args=0,
+)
+
+REGISTRY = Registry([START, HELP, FOLLOW, UNFOLLOW, LIST, LATEST, STATUS])

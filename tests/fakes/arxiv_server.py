@@ -6,9 +6,11 @@ recorded (path, query, headers, monotonic time) for the test to inspect.
 
 from __future__ import annotations
 
+import socket
+import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +23,8 @@ class Canned:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/xml; charset=utf-8"
+    action: str = "respond"  # "respond" | "reset" (close without answering) | "hang"
+    hang_seconds: float = 2.0
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Seen:
 class FakeArxiv:
     def __init__(self) -> None:
         self.routes: dict[str, list[Canned]] = {}
+        self.responder: Callable[[Seen], Canned] | None = None  # overrides routes
         self.requests: list[Seen] = []
         self._lock = threading.Lock()
         self.url = ""
@@ -60,7 +65,18 @@ def _handler(fake: FakeArxiv) -> type[BaseHTTPRequestHandler]:
             fake._record(
                 Seen(parts.path, parse_qs(parts.query), dict(self.headers), time.monotonic())
             )
-            canned = fake._next(parts.path)
+            seen = fake.requests[-1]
+            canned = fake.responder(seen) if fake.responder else fake._next(parts.path)
+            if canned.action == "reset":
+                # SO_LINGER 0 makes close() send a TCP RST: a real "connection reset".
+                self.close_connection = True
+                self.request.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.request.close()
+                return
+            if canned.action == "hang":
+                time.sleep(canned.hang_seconds)
             self.send_response(canned.status)
             self.send_header("Content-Type", canned.content_type)
             self.send_header("Content-Length", str(len(canned.body)))

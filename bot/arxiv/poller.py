@@ -1,0 +1,250 @@
+"""Keeping the index complete: the daily RSS poll, and OAI-PMH catch-up and backfill.
+
+Every source has a row in `poll_state`. Its watermark moves only in the transaction
+that stores the papers it covers, so a crash or a bad response repeats work and never
+skips it; storing is idempotent, so repeating is harmless.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Literal
+
+from bot.arxiv.client import ArxivClient, ArxivHTTPError
+from bot.arxiv.parse import FeedError, OaiError, parse_feed
+from bot.arxiv.schedule import estimated_listing_date
+from bot.domain import AnnounceType, Paper
+from bot.ingest import IngestResult, store
+from storage.repositories import PollState
+from storage.uow import UnitOfWork
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+Status = Literal["stored", "unchanged", "no_mailing", "failed"]
+
+# Backfill and catch-up look at most this far back through OAI-PMH in one go.
+MAX_CATCH_UP_DAYS = 14
+# A first version submitted this many days before a harvested day still counts as new.
+NEW_PAPER_SLACK = timedelta(days=4)
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class PollOutcome:
+    source: str
+    status: Status
+    announced: date | None = None
+    new: int = 0
+    updated: int = 0
+    error: str | None = None
+
+
+def oai_sets(categories: Sequence[str]) -> tuple[str, ...]:
+    """OAI-PMH sets covering the categories: cs.AI -> cs, stat.ML -> stat, hep-th ->
+    physics:hep-th."""
+    sets: list[str] = []
+    for category in categories:
+        archive = category.split(".")[0]
+        name = archive if archive in _TOP_LEVEL_SETS else f"physics:{archive}"
+        if name not in sets:
+            sets.append(name)
+    return tuple(sets)
+
+
+_TOP_LEVEL_SETS = frozenset({"cs", "econ", "eess", "math", "q-bio", "q-fin", "stat", "physics"})
+
+
+class Poller:
+    """Fetches, parses and stores; one instance per process, sharing one ArxivClient."""
+
+    def __init__(
+        self,
+        client: ArxivClient,
+        uow_factory: Callable[[], UnitOfWork],
+        categories: Sequence[str],
+        *,
+        oai_url: str,
+        clock: Clock = _utcnow,
+    ) -> None:
+        self._client = client
+        self._uow = uow_factory
+        self._categories = tuple(categories)
+        self._oai_url = oai_url
+        self._clock = clock
+        self.rss_source = "rss:" + "+".join(self._categories)
+        self.oai_source = "oai:" + "+".join(oai_sets(self._categories))
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # --- daily announcements -------------------------------------------------------
+
+    async def poll_daily(self) -> PollOutcome:
+        """One RSS poll. Never raises for arXiv's faults: they become a `failed` outcome."""
+        state = await self._state(self.rss_source)
+        try:
+            fetched = await self._client.fetch_rss(
+                etag=state.etag, last_modified=state.last_modified
+            )
+            if fetched.not_modified:
+                await self._attempted(state, None)
+                return PollOutcome(self.rss_source, "unchanged", state.last_announced)
+            feed = parse_feed(fetched.body)
+        except (ArxivHTTPError, FeedError) as exc:
+            log.warning("arxiv poll failed source=%s error=%s", self.rss_source, exc)
+            await self._attempted(state, str(exc))
+            return PollOutcome(self.rss_source, "failed", state.last_announced, error=str(exc))
+        if not feed.papers:
+            log.info("arxiv poll source=%s: no mailing in the feed", self.rss_source)
+            await self._attempted(state, None)
+            return PollOutcome(self.rss_source, "no_mailing", state.last_announced)
+        async with self._uow() as uow:
+            result = await store(uow, feed.papers)
+            same_day = feed.announced is not None and feed.announced == state.last_announced
+            await uow.poll_state.save(
+                replace(
+                    state,
+                    watermark=feed.announced.isoformat() if feed.announced else state.watermark,
+                    etag=fetched.etag,
+                    last_modified=fetched.last_modified,
+                    last_announced=feed.announced or state.last_announced,
+                    last_count=(state.last_count if same_day else 0) + len(result.new),
+                    last_success_at=self._clock(),
+                    last_attempt_at=self._clock(),
+                    last_error=None,
+                )
+            )
+            await uow.commit()
+        log.info(
+            "arxiv poll source=%s announced=%s new=%d updated=%d",
+            self.rss_source,
+            feed.announced,
+            len(result.new),
+            len(result.updated),
+        )
+        return PollOutcome(
+            self.rss_source, "stored", feed.announced, len(result.new), len(result.updated)
+        )
+
+    # --- OAI-PMH: catch-up after downtime, and backfill ------------------------------
+
+    async def harvest(
+        self,
+        first: date,
+        last: date,
+        on_day: Callable[[date, IngestResult], None] | None = None,
+    ) -> IngestResult:
+        """Store every record of the configured categories with datestamps first..last.
+
+        Goes day by day; a day's watermark moves only once all its pages are stored,
+        so an interrupted harvest resumes at the first unfinished day.
+        """
+        state = await self._state(self.oai_source)
+        done = date.fromisoformat(state.watermark) if state.watermark else None
+        totals = IngestResult()
+        day = first if done is None or done < first else done + timedelta(days=1)
+        today = self._clock().date()
+        while day <= last:
+            result = await self._harvest_day(day)
+            totals = _add(totals, result)
+            if day < today:  # today's records are still arriving: harvest it again later
+                async with self._uow() as uow:
+                    current = await self._state_in(uow, self.oai_source)
+                    await uow.poll_state.save(
+                        replace(current, watermark=day.isoformat(), last_error=None)
+                    )
+                    await uow.commit()
+            if on_day:
+                on_day(day, result)
+            day += timedelta(days=1)
+        return totals
+
+    async def catch_up(self) -> IngestResult | None:
+        """After downtime, fill the gap since the last stored listing (up to 14 days)."""
+        today = self._clock().date()
+        rss = await self._state(self.rss_source)
+        if rss.last_announced is None:
+            return None  # a fresh install: `paperwatch backfill` fills history
+        start = max(rss.last_announced - timedelta(days=1), today - timedelta(MAX_CATCH_UP_DAYS))
+        if start >= today - timedelta(days=1):
+            return None  # nothing was missed
+        log.info("arxiv catch-up from=%s until=%s", start, today)
+        return await self.harvest(start, today)
+
+    async def _harvest_day(self, day: date, restarts: int = 2) -> IngestResult:
+        totals = IngestResult()
+        for oai_set in oai_sets(self._categories):
+            params = {
+                "verb": "ListRecords",
+                "metadataPrefix": "arXivRaw",
+                "set": oai_set,
+                "from": day.isoformat(),
+                "until": day.isoformat(),
+            }
+            while True:
+                try:
+                    feed = parse_feed((await self._client.get(self._oai_url, params)).body)
+                except OaiError as exc:
+                    if exc.code != "badResumptionToken" or restarts == 0:
+                        raise
+                    log.warning("oai token expired day=%s set=%s: restarting the day", day, oai_set)
+                    return _add(totals, await self._harvest_day(day, restarts - 1))
+                papers = [self._classify(p, day) for p in feed.papers if self._wanted(p)]
+                async with self._uow() as uow:
+                    totals = _add(totals, await store(uow, papers))
+                    await uow.commit()
+                if not feed.resumption_token:
+                    break
+                params = {"verb": "ListRecords", "resumptionToken": feed.resumption_token}
+        return totals
+
+    def _wanted(self, paper: Paper) -> bool:
+        return any(c in self._categories for c in paper.categories)
+
+    @staticmethod
+    def _classify(paper: Paper, day: date) -> Paper:
+        """OAI-PMH gives no listing date: estimate it, and tell new papers from revisions."""
+        if paper.submitted is None:
+            return replace(paper, announce_type=AnnounceType.REPLACE)
+        listed = estimated_listing_date(paper.submitted)
+        is_new = listed >= day - NEW_PAPER_SLACK
+        return replace(
+            paper,
+            announced=listed,
+            announce_type=AnnounceType.NEW if is_new else AnnounceType.REPLACE,
+        )
+
+    # --- poll state ------------------------------------------------------------------
+
+    async def _state(self, source: str) -> PollState:
+        async with self._uow() as uow:
+            return await self._state_in(uow, source)
+
+    @staticmethod
+    async def _state_in(uow: UnitOfWork, source: str) -> PollState:
+        return await uow.poll_state.get(source) or PollState(source=source)
+
+    async def _attempted(self, state: PollState, error: str | None) -> None:
+        """Record an attempt that stored nothing; the watermark stays where it was."""
+        async with self._uow() as uow:
+            current = await self._state_in(uow, state.source)
+            await uow.poll_state.save(
+                replace(current, last_attempt_at=self._clock(), last_error=error)
+            )
+            await uow.commit()
+
+
+def _add(a: IngestResult, b: IngestResult) -> IngestResult:
+    return IngestResult(
+        new=a.new + b.new,
+        updated=a.updated + b.updated,
+        unchanged=a.unchanged + b.unchanged,
+        late=a.late + b.late,
+    )

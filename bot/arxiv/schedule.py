@@ -1,0 +1,91 @@
+"""arXiv's announcement calendar: when to expect a mailing, and when to poll for it.
+
+arXiv announces new submissions Sunday to Thursday at 20:00 US Eastern time (so the
+listings dated Monday to Friday), and not on its holidays. A weekend without a
+mailing is normal, not a fault. Pure functions; time zones through zoneinfo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+EASTERN = ZoneInfo("America/New_York")
+ANNOUNCE_TIME = time(20, 0)
+ANNOUNCE_WEEKDAYS = frozenset({6, 0, 1, 2, 3})  # Sunday..Thursday (Monday is 0)
+# How long after the announcement the poll runs (the feeds take a few minutes to update).
+POLL_DELAY = timedelta(minutes=30)
+
+
+def announcements_after(
+    moment: datetime, holidays: Collection[date] = (), *, limit: int = 400
+) -> list[datetime]:
+    """The next `limit` announcement instants strictly after `moment` (aware, Eastern)."""
+    local = moment.astimezone(EASTERN)
+    day = local.date()
+    found: list[datetime] = []
+    while len(found) < limit:
+        instant = datetime.combine(day, ANNOUNCE_TIME, tzinfo=EASTERN)
+        if (
+            day.weekday() in ANNOUNCE_WEEKDAYS
+            and listing_date(instant) not in holidays
+            and instant > local
+        ):
+            found.append(instant)
+        day += timedelta(days=1)
+    return found
+
+
+def next_announcement(moment: datetime, holidays: Collection[date] = ()) -> datetime:
+    """The first announcement strictly after `moment`."""
+    return announcements_after(moment, holidays, limit=1)[0]
+
+
+def previous_announcement(moment: datetime, holidays: Collection[date] = ()) -> datetime:
+    """The latest announcement at or before `moment`."""
+    local = moment.astimezone(EASTERN)
+    day = local.date()
+    while True:
+        instant = datetime.combine(day, ANNOUNCE_TIME, tzinfo=EASTERN)
+        if (
+            day.weekday() in ANNOUNCE_WEEKDAYS
+            and listing_date(instant) not in holidays
+            and instant <= local
+        ):
+            return instant
+        day -= timedelta(days=1)
+
+
+def listing_date(announcement: datetime) -> date:
+    """The date arXiv prints on the listing an announcement publishes (the next day, Eastern)."""
+    return (announcement.astimezone(EASTERN) + timedelta(days=1)).date()
+
+
+def next_poll(moment: datetime, holidays: Collection[date] = ()) -> datetime:
+    """When the scheduled poll should next run: shortly after the next announcement."""
+    return next_announcement(moment - POLL_DELAY, holidays) + POLL_DELAY
+
+
+SUBMISSION_CUTOFF = time(14, 0)
+
+
+def estimated_listing_date(submitted: datetime, holidays: Collection[date] = ()) -> date:
+    """The listing a first version submitted at `submitted` most likely appeared in.
+
+    arXiv's daily cut-off is 14:00 Eastern: what arrives before it Monday to Thursday
+    is announced at 20:00 that day; Sunday's announcement takes what arrived before
+    Friday's cut-off, and Monday's what arrived after it. An estimate, used only where
+    a source gives no listing date (OAI-PMH, the export API).
+    """
+    for announcement in announcements_after(submitted, holidays, limit=14):
+        if submitted < _cutoff_for(announcement):
+            return listing_date(announcement)
+    return listing_date(next_announcement(submitted, holidays))
+
+
+def _cutoff_for(announcement: datetime) -> datetime:
+    day = announcement.date()
+    if day.weekday() == 6:  # Sunday's announcement closes at Friday's cut-off
+        day -= timedelta(days=2)
+    return datetime.combine(day, SUBMISSION_CUTOFF, tzinfo=EASTERN)

@@ -1,0 +1,62 @@
+"""/status: is the index fresh, and when is the next arXiv mailing due?
+
+Lets a reader tell "arXiv did not announce today" from "the bot is broken".
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from bot.arxiv.schedule import POLL_DELAY, listing_date, next_announcement
+from bot.domain import Command, Reply
+from handlers.base import Context
+from storage.repositories import PollState
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%a %d %b %Y %H:%M %Z")
+
+
+def _day(day: date) -> str:
+    return day.strftime("%a %d %b %Y")
+
+
+def describe(states: list[PollState], papers: int, now: datetime) -> list[str]:
+    """Plain sentences about the arXiv sources, for chat and terminal alike."""
+    rss = [s for s in states if s.source.startswith("rss:")]
+    lines: list[str] = []
+    if not rss or rss[0].last_announced is None:
+        lines.append("No arXiv announcement has been stored yet.")
+    else:
+        state = rss[0]
+        fetched = f" (fetched {_when(state.last_success_at)})" if state.last_success_at else ""
+        lines.append(
+            f"Last announcement stored: the listing of {_day(state.last_announced)}, "
+            f"{state.last_count:,} new paper(s){fetched}."
+        )
+    for state in rss:
+        if state.last_attempt_at is None:
+            continue
+        if state.last_error:
+            lines.append(
+                f"Last check {_when(state.last_attempt_at)} FAILED: {state.last_error}. "
+                "It is retried automatically."
+            )
+        else:
+            lines.append(f"Last check {_when(state.last_attempt_at)}: OK.")
+    upcoming = next_announcement(now)
+    lines.append(
+        f"Next arXiv announcement expected {_when(upcoming)} (the listing of "
+        f"{_day(listing_date(upcoming))}); checked about {int(POLL_DELAY.total_seconds() // 60)} "
+        "minutes later. arXiv does not announce on Friday and Saturday evenings or on its holidays."
+    )
+    lines.append(f"Papers in the index: {papers:,}.")
+    return lines
+
+
+async def status(cmd: Command, ctx: Context) -> Reply:
+    """Freshness of the paper index and the next expected announcement."""
+    async with ctx.uow() as uow:
+        states = await uow.poll_state.all()
+        papers = await uow.papers.count()
+    return Reply.text(*describe(states, papers, ctx.clock()))
