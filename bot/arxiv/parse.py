@@ -8,7 +8,7 @@
 * ``oai``: OAI-PMH ListRecords/GetRecord with metadataPrefix arXivRaw, arXiv or oai_dc.
 
 Every failure is a `FeedError` subclass with a one-line message. Entries whose id
-cannot be parsed are skipped and counted in `Feed.skipped`.
+cannot be parsed (and deleted OAI records) are skipped and counted in `Feed.skipped`.
 
 Category order: the API and OAI formats name the primary category (API:
 `arxiv:primary_category`, OAI: first of `categories`). The daily listings do not
@@ -28,7 +28,7 @@ from datetime import date
 from typing import Literal
 
 from bot.arxiv import text as tx
-from bot.domain import AnnounceType, Author, Paper, split_arxiv_id
+from bot.domain import AnnounceType, Author, Paper
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +41,9 @@ _DC = "{http://purl.org/dc/elements/1.1/}"
 _OAI = "{http://www.openarchives.org/OAI/2.0/}"
 
 _HTML_START = re.compile(
-    rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
+    rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
 )
+_HTML_ANYWHERE = re.compile(rb"<(?:html|body)\b", re.I)
 _HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
@@ -125,6 +126,8 @@ def _parse_xml(data: bytes) -> ET.Element:
                 return ET.fromstring(retry)
             except ET.ParseError:
                 pass
+        if _HTML_ANYWHERE.search(data, 0, 4096):
+            raise NotXmlError(f"expected an arXiv feed but got HTML{_html_title(data)}") from err
         raise MalformedFeedError(f"invalid XML: {err}") from err
 
 
@@ -145,27 +148,6 @@ def _without_control_bytes(data: bytes) -> bytes | None:
 # --- Shared helpers -----------------------------------------------------------------
 
 
-def _resolve_id(*candidates: str | None) -> tuple[str, int] | None:
-    """The first parseable arXiv id among `candidates`, with the first version found
-    for that id (1 if none carries one); None, logged, when nothing parses."""
-    found: str | None = None
-    for raw in candidates:
-        if not raw:
-            continue
-        try:
-            arxiv_id, version = split_arxiv_id(raw)
-        except ValueError:
-            continue
-        if found is None:
-            found = arxiv_id
-        if arxiv_id == found and version is not None:
-            return found, version
-    if found is None:
-        logger.warning("skipping an entry without a parseable arXiv id: %r", candidates)
-        return None
-    return found, 1
-
-
 def _collect(papers: Iterable[Paper | None]) -> tuple[tuple[Paper, ...], int]:
     """Keep the papers, count the entries that came back as None."""
     kept: list[Paper] = []
@@ -176,18 +158,6 @@ def _collect(papers: Iterable[Paper | None]) -> tuple[tuple[Paper, ...], int]:
         else:
             kept.append(paper)
     return tuple(kept), skipped
-
-
-def _unique(values: Iterable[str | None]) -> tuple[str, ...]:
-    """Cleaned, non-empty values without duplicates, in first-seen order."""
-    return tuple(dict.fromkeys(v for v in map(tx.clean_text, values) if v))
-
-
-def _to_int(text: str | None) -> int | None:
-    try:
-        return int(text.strip()) if text else None
-    except ValueError:
-        return None
 
 
 def _announce_type(value: str | None) -> AnnounceType:
@@ -226,7 +196,7 @@ def _parse_rss(root: ET.Element) -> Feed:
         )
         for item in items
     )
-    skip_days = _unique(day.text for day in channel.iterfind("skipDays/day"))
+    skip_days = tx.unique(day.text for day in channel.iterfind("skipDays/day"))
     return Feed("rss", papers, announced=announced, skip_days=skip_days, skipped=skipped)
 
 
@@ -263,7 +233,7 @@ def _listing_paper(
 ) -> Paper | None:
     """One daily-listing entry; the RSS and Atom listings share the `arxiv:`/`dc:` fields."""
     abstract, described_id, described_type = tx.split_listing_description(description)
-    ident = _resolve_id(ids[0], described_id, *ids[1:])
+    ident = tx.resolve_id(ids[0], described_id, *ids[1:])
     if ident is None:
         return None
     return Paper(
@@ -272,7 +242,7 @@ def _listing_paper(
         title=tx.clean_text(title),
         abstract=abstract,
         authors=tx.split_authors(entry.findtext(f"{_DC}creator")),
-        categories=_unique(categories),
+        categories=tx.unique(categories),
         announced=announced,
         doi=tx.first_token(entry.findtext(f"{_ARXIV}DOI")),
         journal_ref=tx.clean_optional(entry.findtext(f"{_ARXIV}journal_reference")),
@@ -305,14 +275,14 @@ def _parse_api(root: ET.Element) -> Feed:
     return Feed(
         "api",
         papers,
-        total_results=_to_int(root.findtext(f"{_OPENSEARCH}totalResults")),
-        start_index=_to_int(root.findtext(f"{_OPENSEARCH}startIndex")),
+        total_results=tx.to_int(root.findtext(f"{_OPENSEARCH}totalResults")),
+        start_index=tx.to_int(root.findtext(f"{_OPENSEARCH}startIndex")),
         skipped=skipped,
     )
 
 
 def _api_paper(entry: ET.Element) -> Paper | None:
-    ident = _resolve_id(entry.findtext(f"{_ATOM}id"))
+    ident = tx.resolve_id(entry.findtext(f"{_ATOM}id"))
     if ident is None:
         return None
     categories = [c.get("term") for c in entry.iterfind(f"{_ATOM}category")]
@@ -321,7 +291,7 @@ def _api_paper(entry: ET.Element) -> Paper | None:
         categories.insert(0, primary.get("term"))
     authors: list[Author] = []
     for author in entry.iterfind(f"{_ATOM}author"):
-        affiliations = _unique(a.text for a in author.iterfind(f"{_ARXIV}affiliation"))
+        affiliations = tx.unique(a.text for a in author.iterfind(f"{_ARXIV}affiliation"))
         tx.add_author(authors, author.findtext(f"{_ATOM}name") or "", affiliations)
     return Paper(
         arxiv_id=ident[0],
@@ -329,7 +299,7 @@ def _api_paper(entry: ET.Element) -> Paper | None:
         title=tx.clean_text(entry.findtext(f"{_ATOM}title")),
         abstract=tx.clean_text(entry.findtext(f"{_ATOM}summary")),
         authors=tuple(authors),
-        categories=_unique(categories),
+        categories=tx.unique(categories),
         submitted=tx.parse_iso_datetime(entry.findtext(f"{_ATOM}published")),
         updated=tx.parse_iso_datetime(entry.findtext(f"{_ATOM}updated")),
         doi=tx.first_token(entry.findtext(f"{_ARXIV}doi")),
@@ -361,8 +331,8 @@ def _parse_oai(root: ET.Element) -> Feed:
         "oai",
         papers,
         resumption_token=tx.clean_optional(token.text),
-        complete_list_size=_to_int(token.get("completeListSize")),
-        start_index=_to_int(token.get("cursor")),
+        complete_list_size=tx.to_int(token.get("completeListSize")),
+        start_index=tx.to_int(token.get("cursor")),
         skipped=skipped,
     )
 
@@ -386,11 +356,11 @@ def _oai_paper(record: ET.Element) -> Paper | None:
 
 def _arxiv_raw_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | None:
     """metadataPrefix=arXivRaw: authors as one string, every version with its date."""
-    ident = _resolve_id(meta.findtext(f"{ns}id"), header_id)
+    ident = tx.resolve_id(meta.findtext(f"{ns}id"), header_id)
     if ident is None:
         return None
     versions = sorted(
-        (_to_int((v.get("version") or "").lstrip("vV")) or 0, v.findtext(f"{ns}date"))
+        (tx.to_int((v.get("version") or "").lstrip("vV")) or 0, v.findtext(f"{ns}date"))
         for v in meta.iterfind(f"{ns}version")
     )
     return Paper(
@@ -399,7 +369,7 @@ def _arxiv_raw_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper 
         title=tx.clean_text(meta.findtext(f"{ns}title")),
         abstract=tx.clean_text(meta.findtext(f"{ns}abstract")),
         authors=tx.split_authors(meta.findtext(f"{ns}authors")),
-        categories=_unique((meta.findtext(f"{ns}categories") or "").split()),
+        categories=tx.unique((meta.findtext(f"{ns}categories") or "").split()),
         submitted=tx.parse_rfc822_datetime(versions[0][1]) if versions else None,
         updated=tx.parse_rfc822_datetime(versions[-1][1]) if versions else None,
         doi=tx.first_token(meta.findtext(f"{ns}doi")),
@@ -410,7 +380,7 @@ def _arxiv_raw_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper 
 
 def _arxiv_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | None:
     """metadataPrefix=arXiv: structured authors, created/updated dates, no version."""
-    ident = _resolve_id(meta.findtext(f"{ns}id"), header_id)
+    ident = tx.resolve_id(meta.findtext(f"{ns}id"), header_id)
     if ident is None:
         return None
     authors: list[Author] = []
@@ -421,7 +391,7 @@ def _arxiv_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | No
             author.findtext(f"{ns}suffix"),
         )
         name = " ".join(p for p in parts if p)
-        tx.add_author(authors, name, _unique(a.text for a in author.iterfind(f"{ns}affiliation")))
+        tx.add_author(authors, name, tx.unique(a.text for a in author.iterfind(f"{ns}affiliation")))
     created = tx.parse_iso_datetime(meta.findtext(f"{ns}created"))
     return Paper(
         arxiv_id=ident[0],
@@ -429,7 +399,7 @@ def _arxiv_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | No
         title=tx.clean_text(meta.findtext(f"{ns}title")),
         abstract=tx.clean_text(meta.findtext(f"{ns}abstract")),
         authors=tuple(authors),
-        categories=_unique((meta.findtext(f"{ns}categories") or "").split()),
+        categories=tx.unique((meta.findtext(f"{ns}categories") or "").split()),
         submitted=created,
         updated=tx.parse_iso_datetime(meta.findtext(f"{ns}updated")) or created,
         doi=tx.first_token(meta.findtext(f"{ns}doi")),
@@ -440,11 +410,11 @@ def _arxiv_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | No
 
 def _oai_dc_paper(meta: ET.Element, _ns: str, header_id: str | None) -> Paper | None:
     """metadataPrefix=oai_dc: no category codes (dc:subject holds names) and no version."""
-    identifiers = _unique(i.text for i in meta.iterfind(f"{_DC}identifier"))
-    ident = _resolve_id(header_id, *identifiers)
+    identifiers = tx.unique(i.text for i in meta.iterfind(f"{_DC}identifier"))
+    ident = tx.resolve_id(header_id, *identifiers)
     if ident is None:
         return None
-    descriptions = _unique(d.text for d in meta.iterfind(f"{_DC}description"))
+    descriptions = tx.unique(d.text for d in meta.iterfind(f"{_DC}description"))
     comments = [d for d in descriptions if d.startswith("Comment:")]
     dates = [tx.parse_iso_datetime(d.text) for d in meta.iterfind(f"{_DC}date")]
     others = [i for i in identifiers if not i.lower().startswith(("http://", "https://"))]
@@ -457,7 +427,9 @@ def _oai_dc_paper(meta: ET.Element, _ns: str, header_id: str | None) -> Paper | 
         abstract=next((d for d in descriptions if not d.startswith("Comment:")), ""),
         authors=tuple(
             Author(name)
-            for name in map(tx.surname_first_to_name, (c.text for c in meta.iterfind(f"{_DC}creator")))
+            for name in map(
+                tx.surname_first_to_name, (c.text for c in meta.iterfind(f"{_DC}creator"))
+            )
             if name
         ),
         submitted=dates[0] if dates else None,

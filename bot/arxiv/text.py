@@ -1,4 +1,4 @@
-"""Text helpers for the arXiv parsers: cleaning, author lists, dates and DOIs.
+"""Field helpers for the arXiv parsers: text cleaning, ids, author lists and dates.
 
 Pure functions, stdlib only. Text is never "repaired": LaTeX, non-ASCII and any
 mojibake already in the source come out exactly as decoded; the only changes are
@@ -7,13 +7,15 @@ removing invisible characters and collapsing whitespace.
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.domain import Author
+from bot.domain import Author, split_arxiv_id
 
 # Invisible characters removed from every text field: C0 controls (tab, newline and
 # carriage return are whitespace and get collapsed instead), DEL, zero-width
@@ -42,10 +44,14 @@ _LISTING_PREFIX = re.compile(
 )
 # Separators in a one-string author list: parentheses (affiliations), commas
 # (optionally followed by "and") and a free-standing "and".
-_AUTHOR_TOKEN = re.compile(r"[()]|,\s*(?:and\s+)?|\s+and\s+")
+_AUTHOR_TOKEN = re.compile(r"[()]|,\s*(?:and\b\s*)?|\s+and\b\s*")
+_AUTHOR_SEPARATOR = re.compile(r",\s*(?:and\b\s*)?|\s+and\b\s*")
+_HAS_WORD = re.compile(r"\w")
 _NAME_SUFFIXES = frozenset({"Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"})
 
 _EASTERN_NAME = "America/New_York"
+
+logger = logging.getLogger(__name__)
 
 
 def clean_text(text: str | None) -> str:
@@ -85,13 +91,17 @@ def split_authors(text: str | None) -> tuple[Author, ...]:
     """Parse a one-string author list ("A, B (Univ. X), and C") in order.
 
     Commas and "and" separate authors only outside parentheses; a parenthesised
-    group after a name is that author's affiliation.
+    group after a name is that author's affiliation. A bare suffix ("A Smith, Jr.")
+    is joined to the name before it.
     """
     cleaned = clean_text(text)
     authors: list[Author] = []
+    if "(" not in cleaned:
+        for name in _AUTHOR_SEPARATOR.split(cleaned):
+            _add_author(authors, name, [])
+        return tuple(authors)
     depth = 0
-    start = 0
-    group_start = 0
+    start = group_start = 0
     name_parts: list[str] = []
     groups: list[str] = []
     for match in _AUTHOR_TOKEN.finditer(cleaned):
@@ -120,19 +130,22 @@ def split_authors(text: str | None) -> tuple[Author, ...]:
 
 
 def _add_author(authors: list[Author], raw_name: str, groups: list[str]) -> None:
-    name = " ".join(raw_name.split())
-    affiliations = tuple(a for a in (clean_text(g) for g in groups) if a)
+    """Append one parsed author; `raw_name` and `groups` come from cleaned text."""
+    name = raw_name.strip()
+    if "  " in name:
+        name = " ".join(name.split())
+    affiliations = tuple(g for g in (g.strip() for g in groups) if g) if groups else ()
     if name in _NAME_SUFFIXES and authors and not affiliations:
         last = authors[-1]
         authors[-1] = Author(f"{last.name} {name}", last.affiliations)
-        return
-    add_author(authors, name, affiliations)
+    elif _HAS_WORD.search(name):
+        authors.append(Author(name, affiliations))
 
 
 def add_author(authors: list[Author], name: str, affiliations: tuple[str, ...] = ()) -> None:
     """Append an author unless the name holds no letter or digit (":" and the like)."""
     name = clean_text(name)
-    if any(ch.isalnum() for ch in name):
+    if _HAS_WORD.search(name):
         authors.append(Author(name, affiliations))
 
 
@@ -143,6 +156,39 @@ def surname_first_to_name(text: str | None) -> str:
     if not sep or "," in forenames:
         return cleaned
     return f"{forenames} {surname}"
+
+
+def resolve_id(*candidates: str | None) -> tuple[str, int] | None:
+    """The first parseable arXiv id among `candidates`, with the first version found
+    for that id (1 if none carries one); None, logged, when nothing parses."""
+    found: str | None = None
+    for raw in candidates:
+        if not raw:
+            continue
+        try:
+            arxiv_id, version = split_arxiv_id(raw)
+        except ValueError:
+            continue
+        if found is None:
+            found = arxiv_id
+        if arxiv_id == found and version is not None:
+            return found, version
+    if found is None:
+        logger.warning("skipping an entry without a parseable arXiv id: %r", candidates)
+        return None
+    return found, 1
+
+
+def unique(values: Iterable[str | None]) -> tuple[str, ...]:
+    """Cleaned, non-empty values without duplicates, in first-seen order."""
+    return tuple(dict.fromkeys(v for v in map(clean_text, values) if v))
+
+
+def to_int(text: str | None) -> int | None:
+    try:
+        return int(text.strip()) if text else None
+    except ValueError:
+        return None
 
 
 def parse_iso_datetime(text: str | None) -> datetime | None:
