@@ -25,6 +25,7 @@ from bot.arxiv.poller import Poller, PollOutcome
 from bot.config import Settings
 from bot.domain import Command
 from bot.ingest import IngestResult, load_sample_if_empty, store_papers
+from bot.scheduler import build_scheduler
 from bot.topics.catalog import CatalogError, load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
@@ -84,12 +85,26 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    """The long-running bot: scheduler and chat adapters on one asyncio loop."""
     if settings.telegram_enabled or settings.slack_enabled:
         raise StartupError(
             "chat tokens are set, but this version has only the terminal chat; "
             "unset TELEGRAM_BOT_TOKEN / SLACK_BOT_TOKEN or use `paperwatch console`"
         )
-    return await cmd_console(args, settings)
+    db = await open_database(settings)
+    poller = build_poller(settings, db)
+    scheduler = build_scheduler(poller)
+    try:
+        ctx = build_context(db)
+        await load_sample_if_empty(db.uow)
+        scheduler.start()
+        await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
+    finally:
+        if scheduler.running:
+            scheduler.shutdown(wait=False)
+        await poller.aclose()
+        await db.dispose()
+    return 0
 
 
 def build_poller(settings: Settings, db: Database) -> Poller:
@@ -119,14 +134,19 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             except FeedError as exc:
                 raise StartupError(f"{path}: {exc}") from exc
             result = await store_papers(db.uow, feed.papers)
-            print(
-                f"{path}: {len(feed.papers)} papers read; {len(result.new)} new, "
-                f"{len(result.updated)} updated, {result.unchanged + result.late} already stored "
-                "or not new."
-            )
+            print(f"{path}: {len(feed.papers)} papers read; {_describe_result(result)}.")
     finally:
         await db.dispose()
     return 0
+
+
+def _describe_result(result: IngestResult) -> str:
+    text = (
+        f"{len(result.new)} new, {len(result.updated)} updated, {result.unchanged} already stored"
+    )
+    if result.late:
+        text += f", {result.late} replacement(s) of papers not seen before (not counted as new)"
+    return text
 
 
 def _describe_poll(outcome: PollOutcome) -> str:
@@ -162,10 +182,7 @@ async def cmd_backfill(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         await poller.aclose()
         await db.dispose()
-    print(
-        f"Backfill {first}..{today}: {len(totals.new)} new papers, "
-        f"{len(totals.updated)} updated, {totals.unchanged} already stored."
-    )
+    print(f"Backfill {first}..{today}: {_describe_result(totals)}.")
     return 0
 
 

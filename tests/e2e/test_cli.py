@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,10 +55,45 @@ def test_scripted_console_on_the_embedded_default(tmp_path: Path) -> None:
     assert "RL for LLM Agents" in again.stdout
 
 
-def test_run_without_tokens_is_the_terminal_chat(tmp_path: Path) -> None:
-    result = paperwatch("run", cwd=tmp_path, stdin="/start\n")
-    assert result.returncode == 0, result.stderr
-    assert "/follow RL for LLM Agents" in result.stdout
+def _clean_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "ARXIV_"))}
+    return {**env, "PAPERWATCH_LOG_LEVEL": "WARNING", **extra}
+
+
+def test_run_polls_on_start_while_the_chat_keeps_answering(tmp_path: Path) -> None:
+    with serve_fake_arxiv() as fake:
+        fake.add("/rss/cs.LG+cs.AI", Canned(SMALL_RSS))
+        env = _clean_env(
+            {
+                "ARXIV_RSS_URL": fake.url + "/rss/",
+                "ARXIV_OAI_URL": fake.url + "/oai",
+                "ARXIV_CATEGORIES": "cs.LG,cs.AI",
+                "ARXIV_MIN_REQUEST_INTERVAL": "0",
+            }
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "run"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+        )
+        try:
+            process.stdin.write("/start\n")
+            process.stdin.flush()
+            deadline = time.monotonic() + 30
+            while not fake.requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)  # let the poll's transaction commit
+            stdout, stderr = process.communicate("/status\n", timeout=60)
+        finally:
+            process.kill()
+    assert process.returncode == 0, stderr
+    assert [r.path for r in fake.requests][:1] == ["/rss/cs.LG+cs.AI"]
+    assert "/follow RL for LLM Agents" in stdout  # /start answered
+    assert "Last announcement stored: the listing of Thu 24 Sep 2026, 3 new paper(s)" in stdout
 
 
 @pytest.mark.parametrize(
@@ -93,7 +129,7 @@ def test_db_upgrade_then_current(tmp_path: Path) -> None:
 def test_ingest_file_is_idempotent(tmp_path: Path) -> None:
     first = paperwatch("ingest", "--file", str(SMALL_RSS), cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    assert "4 papers read; 4 new" in first.stdout
+    assert "4 papers read; 3 new, 0 updated, 0 already stored, 1 replacement" in first.stdout
     second = paperwatch("ingest", "--file", str(SMALL_RSS), cwd=tmp_path)
     assert "0 new, 0 updated, 4 already stored" in second.stdout
 
@@ -118,7 +154,7 @@ def test_live_ingest_asks_for_the_configured_categories_in_one_request(tmp_path:
         }
         result = paperwatch("ingest", cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
-    assert "4 new" in result.stdout
+    assert "3 new papers" in result.stdout
     assert [r.path for r in fake.requests] == ["/rss/cs.LG+cs.AI"]
     assert fake.requests[0].headers["User-Agent"].startswith("paperwatch/")
 

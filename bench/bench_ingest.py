@@ -1,0 +1,82 @@
+"""Parse and ingest speed on arXiv's real 1,504-item daily RSS feed.
+
+    .venv/bin/python bench/bench_ingest.py [--repeat N]
+
+Prints items/s for our parser and for feedparser on the same bytes, their ratio, and
+the wall time to parse + store all items into a fresh SQLite database (one process,
+one core); the last line is JSON with every figure. Goals: ratio >= 3, ingest < 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import feedparser  # noqa: E402
+
+from bot.arxiv.parse import parse_feed  # noqa: E402
+from bot.ingest import store_papers  # noqa: E402
+from storage.database import Database  # noqa: E402
+
+FEED = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
+
+
+def best_of(repeat: int, fn) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+async def ingest_once(data: bytes) -> tuple[float, int]:
+    with tempfile.TemporaryDirectory() as folder:
+        db = Database(f"sqlite+aiosqlite:///{folder}/bench.db")
+        await db.upgrade()
+        start = time.perf_counter()
+        feed = parse_feed(data)
+        result = await store_papers(db.uow, feed.papers)
+        elapsed = time.perf_counter() - start
+        await db.dispose()
+    return elapsed, result.total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    data = FEED.read_bytes()
+    items = len(parse_feed(data).papers)
+    ours = best_of(args.repeat, lambda: parse_feed(data))
+    theirs = best_of(max(1, args.repeat // 2), lambda: feedparser.parse(data))
+    ingest = [asyncio.run(ingest_once(data)) for _ in range(args.repeat)]
+    ingest_s = statistics.median(t for t, _ in ingest)
+    figures = {
+        "items": items,
+        "ours_items_per_s": round(items / ours),
+        "feedparser_items_per_s": round(items / theirs),
+        "ratio": round(theirs / ours, 2),
+        "ingest_sqlite_s": round(ingest_s, 3),
+        "stored": ingest[0][1],
+    }
+    print(f"items in feed:              {items}")
+    ours_rate, their_rate = figures["ours_items_per_s"], figures["feedparser_items_per_s"]
+    print(f"our parser:                 {ours_rate:,} items/s ({ours * 1000:.0f} ms)")
+    print(f"feedparser {feedparser.__version__:<16}{their_rate:,} items/s ({theirs * 1000:.0f} ms)")
+    print(f"ratio (goal >= 3):          {figures['ratio']}x")
+    print(f"parse + store into SQLite:  {ingest_s:.3f} s (goal < 2 s), median of {args.repeat}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
