@@ -28,6 +28,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
+from bot.arxiv.parse import ArxivApiError, FeedError, parse_feed
 from bot.config import Settings
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,17 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _error_detail(body: bytes) -> str:
+    """The export API explains a 400 in an Atom error entry: pass its words on."""
+    try:
+        parse_feed(body)
+    except ArxivApiError as exc:
+        return f": {exc}"
+    except FeedError:
+        pass
+    return ""
 
 
 class ArxivClient:
@@ -211,7 +223,7 @@ class ArxivClient:
         if status >= 500:
             raise ArxivTransientError(f"{url} answered HTTP {status}")
         if status != 200:
-            raise ArxivHTTPError(f"{url} answered HTTP {status}")
+            raise ArxivHTTPError(f"{url} answered HTTP {status}{_error_detail(response.content)}")
         return Fetched(
             response.content,
             etag=response.headers.get("ETag"),

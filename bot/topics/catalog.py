@@ -49,10 +49,11 @@ class Catalog:
 
 def load_catalog(path: str | Path | None = None) -> Catalog:
     """Read and validate a catalog file (the bundled one when `path` is None)."""
-    if path is None:
-        raw = resources.files("bot.topics").joinpath("catalog.toml").read_text("utf-8")
-    else:
-        raw = Path(path).read_text("utf-8")
+    source = resources.files("bot.topics").joinpath("catalog.toml") if path is None else Path(path)
+    try:
+        raw = source.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"cannot read the catalog {source}: {exc}") from exc
     try:
         data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as exc:

@@ -384,3 +384,15 @@ async def test_catch_up_after_downtime(db, fake, make_poller) -> None:
     await poller.catch_up()
     days = sorted({r.query["from"][0] for r in fake.requests if "from" in r.query})
     assert days[0] == "2026-09-23" and days[-1] == "2026-10-04" and len(days) == 12
+
+
+async def test_api_error_entry_is_passed_on(fake, sleeps) -> None:
+    body = (ARXIV / "api/lukasschwab_arxiv.py/2026_recorded_json_bodies/").glob("id_abc_*.xml")
+    fake.add("/api/query", Canned(next(body).read_bytes(), 400))
+    client = ArxivClient(Settings(ARXIV_MIN_REQUEST_INTERVAL=0), sleep=sleeps)
+    try:
+        with pytest.raises(Exception, match=r"HTTP 400: .*incorrect id format for abc"):
+            await client.get(fake.url + "/api/query", {"id_list": "abc"})
+    finally:
+        await client.aclose()
+    assert len(fake.requests) == 1  # a 400 is not retried

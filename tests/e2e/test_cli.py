@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,7 @@ def _clean_env(extra: dict[str, str]) -> dict[str, str]:
 
 def test_run_polls_on_start_while_the_chat_keeps_answering(tmp_path: Path) -> None:
     with serve_fake_arxiv() as fake:
-        fake.add("/rss/cs.LG+cs.AI", Canned(SMALL_RSS))
+        fake.add("/rss/cs.LG+cs.AI", Canned(SMALL_RSS.read_bytes()))
         env = _clean_env(
             {
                 "ARXIV_RSS_URL": fake.url + "/rss/",
@@ -166,3 +167,56 @@ def test_live_ingest_failure_is_one_line(tmp_path: Path) -> None:
         result = paperwatch("ingest", cwd=tmp_path, env=env)
     assert result.returncode == 2
     assert "HTTP 503" in result.stderr and "Traceback" not in result.stderr
+
+
+def _oai_env(fake_url: str) -> dict[str, str]:
+    return {
+        "ARXIV_OAI_URL": fake_url + "/oai",
+        "ARXIV_CATEGORIES": "nucl-th",
+        "ARXIV_MIN_REQUEST_INTERVAL": "0",
+    }
+
+
+def test_backfill_shows_progress_and_resumes_after_an_interruption(tmp_path: Path) -> None:
+    oai = FIXTURES / "oai_pmh" / "mikesaelim_arXivOAIHarvester"
+    records = (oai / "ListRecordsResponse.xml").read_bytes()
+    last_page = records.replace(
+        b'<resumptionToken cursor="0" completeListSize="58011">726959|1001</resumptionToken>', b""
+    )
+    broken = (oai / "ErrorResponseBadArgument.xml").read_bytes()
+    today = datetime.now(UTC).date()
+    failing_day = (today - timedelta(days=1)).isoformat()
+
+    with serve_fake_arxiv() as fake:
+        fake.responder = lambda seen: Canned(
+            broken if seen.query.get("from") == [failing_day] else last_page
+        )
+        first = paperwatch("backfill", "--days", "3", cwd=tmp_path, env=_oai_env(fake.url))
+        fake.responder = lambda seen: Canned(last_page)
+        fake.requests.clear()
+        second = paperwatch("backfill", "--days", "3", cwd=tmp_path, env=_oai_env(fake.url))
+    assert first.returncode == 2
+    assert "backfill stopped (run it again to resume)" in first.stderr
+    assert "badArgument" in first.stderr
+    assert second.returncode == 0, second.stderr
+    assert "Backfill" in second.stdout and "replacement" not in second.stderr
+    # The second run starts at the day that failed, not at the beginning.
+    assert sorted({r.query["from"][0] for r in fake.requests}) == [failing_day, today.isoformat()]
+
+
+def test_status_command(tmp_path: Path) -> None:
+    with serve_fake_arxiv() as fake:
+        fake.add("/rss/cs.LG+cs.AI", Canned(SMALL_RSS.read_bytes()))
+        env = {
+            "ARXIV_RSS_URL": fake.url + "/rss/",
+            "ARXIV_CATEGORIES": "cs.LG,cs.AI",
+            "ARXIV_MIN_REQUEST_INTERVAL": "0",
+        }
+        paperwatch("ingest", cwd=tmp_path, env=env)
+    result = paperwatch("status", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "Last announcement stored: the listing of Thu 24 Sep 2026, 3 new paper(s)" in result.stdout
+    )
+    assert "Next arXiv announcement expected" in result.stdout
+    assert "Papers in the index: 4." in result.stdout

@@ -1,0 +1,56 @@
+"""/status tells "no mailing today" from "broken", on both databases."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, date, datetime
+
+from bot.adapters.console import handle_line, render_reply
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
+from storage.repositories import PollState
+
+SATURDAY = datetime(2026, 9, 26, 15, 0, tzinfo=UTC)
+
+
+async def status_text(ctx: Context) -> str:
+    reply = await handle_line("/status", REGISTRY, replace(ctx, clock=lambda: SATURDAY))
+    return render_reply(reply)
+
+
+async def test_status_on_a_fresh_install(ctx: Context) -> None:
+    text = await status_text(ctx)
+    assert "No arXiv announcement has been stored yet." in text
+    assert "Next arXiv announcement expected Sun 27 Sep 2026 20:00 EDT" in text
+    assert "the listing of Mon 28 Sep 2026" in text
+    assert "Papers in the index: 0." in text
+
+
+async def test_status_after_a_good_and_a_failed_poll(db: Database, ctx: Context) -> None:
+    good = PollState(
+        source="rss:cs.AI",
+        last_announced=date(2026, 9, 25),
+        last_count=412,
+        last_success_at=datetime(2026, 9, 25, 0, 31, tzinfo=UTC),
+        last_attempt_at=datetime(2026, 9, 25, 0, 31, tzinfo=UTC),
+    )
+    async with db.uow() as uow:
+        await uow.poll_state.save(good)
+        await uow.commit()
+    text = await status_text(ctx)
+    assert "the listing of Fri 25 Sep 2026, 412 new paper(s)" in text
+    assert "Last check Fri 25 Sep 2026 00:31 UTC: OK." in text
+
+    async with db.uow() as uow:
+        await uow.poll_state.save(
+            replace(
+                good,
+                last_attempt_at=datetime(2026, 9, 26, 0, 30, tzinfo=UTC),
+                last_error="https://rss.arxiv.org/rss/cs.AI answered HTTP 503",
+            )
+        )
+        await uow.commit()
+    text = await status_text(ctx)
+    assert "FAILED: https://rss.arxiv.org/rss/cs.AI answered HTTP 503" in text
+    assert "412 new paper(s)" in text  # the last good announcement is still reported

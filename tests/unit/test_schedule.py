@@ -1,0 +1,74 @@
+"""arXiv's announcement calendar, across weekends, time zones and DST."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from bot.arxiv.schedule import (
+    EASTERN,
+    estimated_listing_date,
+    listing_date,
+    next_announcement,
+    next_poll,
+    previous_announcement,
+)
+
+
+def et(*args: int) -> datetime:
+    return datetime(*args, tzinfo=EASTERN)
+
+
+@pytest.mark.parametrize(
+    ("now", "expected"),
+    [
+        (et(2026, 9, 21, 10, 0), et(2026, 9, 21, 20, 0)),  # Monday morning -> that evening
+        (et(2026, 9, 21, 20, 0), et(2026, 9, 22, 20, 0)),  # strictly after
+        (et(2026, 9, 24, 21, 0), et(2026, 9, 27, 20, 0)),  # Thursday night -> Sunday
+        (et(2026, 9, 25, 12, 0), et(2026, 9, 27, 20, 0)),  # Friday: no mailing
+        (et(2026, 9, 26, 23, 0), et(2026, 9, 27, 20, 0)),  # Saturday: no mailing
+        # DST ends on Sunday 1 Nov 2026: the announcement is still 20:00 local (01:00 UTC).
+        (et(2026, 10, 30, 12, 0), datetime(2026, 11, 2, 1, 0, tzinfo=UTC)),
+    ],
+)
+def test_next_announcement(now: datetime, expected: datetime) -> None:
+    assert next_announcement(now) == expected
+
+
+def test_an_instant_in_utc_gives_the_same_answer() -> None:
+    assert next_announcement(datetime(2026, 9, 25, 1, 30, tzinfo=UTC)) == et(2026, 9, 27, 20, 0)
+
+
+def test_holidays_are_skipped() -> None:
+    # If the Monday 28 Sep listing were a holiday, Sunday's announcement would not happen.
+    assert next_announcement(et(2026, 9, 25, 12, 0), holidays={date(2026, 9, 28)}) == et(
+        2026, 9, 28, 20, 0
+    )
+
+
+def test_listing_dates_and_previous_announcement() -> None:
+    assert listing_date(et(2026, 9, 27, 20, 0)) == date(2026, 9, 28)  # Sunday -> Monday
+    assert listing_date(et(2026, 9, 24, 20, 0)) == date(2026, 9, 25)  # Thursday -> Friday
+    assert previous_announcement(et(2026, 9, 26, 12, 0)) == et(2026, 9, 24, 20, 0)
+    assert previous_announcement(et(2026, 9, 24, 20, 0)) == et(2026, 9, 24, 20, 0)
+
+
+def test_next_poll_is_half_an_hour_after_the_announcement() -> None:
+    assert next_poll(et(2026, 9, 24, 20, 10)) == et(2026, 9, 24, 20, 30)
+    assert next_poll(et(2026, 9, 24, 20, 40)) == et(2026, 9, 27, 20, 30)
+
+
+@pytest.mark.parametrize(
+    ("submitted", "listed"),
+    [
+        (et(2026, 9, 21, 10, 0), date(2026, 9, 22)),  # Mon before 14:00 -> Tue listing
+        (et(2026, 9, 21, 15, 0), date(2026, 9, 23)),  # Mon after the cut-off -> Wed
+        (et(2026, 9, 24, 15, 0), date(2026, 9, 28)),  # Thu afternoon -> Sunday's -> Mon
+        (et(2026, 9, 25, 13, 0), date(2026, 9, 28)),  # Fri morning -> Sunday's -> Mon
+        (et(2026, 9, 25, 15, 0), date(2026, 9, 29)),  # Fri afternoon -> Monday's -> Tue
+        (et(2026, 9, 26, 12, 0), date(2026, 9, 29)),  # Saturday -> Monday's -> Tue
+    ],
+)
+def test_estimated_listing_date(submitted: datetime, listed: date) -> None:
+    assert estimated_listing_date(submitted) == listed
