@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 
 # New-style ids (0704.0001 .. 2609.26811) and old-style ids (cond-mat/0412498).
@@ -205,18 +205,38 @@ class PaperItem:
     followed_tags: tuple[str, ...] = ()
 
 
+class Action(enum.StrEnum):
+    """What a button does; the argument says to what (a tag, topic slug or arXiv id)."""
+
+    FOLLOW = "follow"
+    UNFOLLOW = "unfollow"
+    MUTE = "mute"
+    WHY = "why"
+    LATEST = "latest"
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    text: str
+    action: Action
+    arg: str
+
+
 @dataclass(frozen=True, slots=True)
 class Reply:
     """What a handler answers. Adapters render it; text is plain, never markup.
 
-    `lines` are paragraphs of plain text; `papers` are listed after them.
+    `lines` are paragraphs of plain text; `papers` are listed after them; `buttons`
+    are rows of actions for platforms that have buttons (the console lists them).
+    `changes_chat` tells Slack to answer in the channel rather than ephemerally.
     """
 
     lines: tuple[str, ...] = ()
     papers: tuple[PaperItem, ...] = ()
     footer: str | None = None
     is_error: bool = False
-    extra: dict[str, str] = field(default_factory=dict)
+    buttons: tuple[tuple[Button, ...], ...] = ()
+    changes_chat: bool = False
 
     @classmethod
     def text(cls, *lines: str, is_error: bool = False) -> Reply:

@@ -48,8 +48,9 @@ def test_scripted_console_on_the_embedded_default(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "Now following RL for LLM Agents" in result.stdout
-    assert result.stdout.count("\n• ") == 5
-    assert "You follow 1 topic(s):" in result.stdout
+    latest, _, listed = result.stdout.partition("You follow 1 topic(s):")
+    assert latest.count("\n• ") == 5
+    assert "• RL for LLM Agents" in listed
     assert (tmp_path / "paperwatch.db").exists()  # the default: a SQLite file in the cwd
     # A second session remembers the subscription.
     again = paperwatch("console", cwd=tmp_path, stdin="/list\n")

@@ -1,0 +1,87 @@
+"""Replies as Telegram HTML messages: escaped, within 4,096 characters, split between papers.
+
+Telegram counts a message's length after entity parsing (tags removed, entities
+decoded) in UTF-16 code units; so do we. A reply longer than one message is split
+at paragraph or paper boundaries, never inside a tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from bot.domain import PaperItem, Reply
+
+MAX_CHARS = 4096
+MAX_TITLE = 300
+MAX_LINE = 3500
+MAX_AUTHORS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A piece of a message: its HTML, and how long Telegram will count it."""
+
+    html: str
+    visible: int
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _text(text: str, limit: int = MAX_LINE) -> Block:
+    plain = _shorten(text, limit)
+    return Block(escape(plain), utf16_len(plain))
+
+
+def _paper(item: PaperItem) -> Block:
+    paper = item.paper
+    title = _shorten(paper.title or paper.arxiv_id, MAX_TITLE)
+    names = paper.author_names
+    authors = ", ".join(_shorten(n, 80) for n in names[:MAX_AUTHORS])
+    if len(names) > MAX_AUTHORS:
+        authors += f" +{len(names) - MAX_AUTHORS}"
+    meta = [m for m in (authors, paper.primary_category or "", str(paper.announced or "")) if m]
+    html = [f'<b><a href="{escape(paper.abs_url)}">{escape(title)}</a></b>']
+    visible = [title]
+    if meta:
+        html.append(escape(" · ".join(meta)))
+        visible.append(" · ".join(meta))
+    if item.tags:
+        shown = [_shorten(t, 60) for t in item.tags[:8]]
+        tags = ", ".join(
+            f"<b>{escape(t)}</b>" if t in item.followed_tags else escape(t) for t in shown
+        )
+        html.append(f"🏷 {tags}")
+        visible.append("🏷 " + ", ".join(shown))
+    return Block("\n".join(html), utf16_len("\n".join(visible)))
+
+
+def blocks(reply: Reply) -> list[Block]:
+    parts = [_text(line) for line in reply.lines]
+    parts += [_paper(item) for item in reply.papers]
+    if reply.footer:
+        parts.append(_text(reply.footer))
+    return [p for p in parts if p.visible]
+
+
+def render(reply: Reply, limit: int = MAX_CHARS) -> list[str]:
+    """One or more HTML messages, each within `limit` visible characters."""
+    messages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for block in blocks(reply):
+        joiner = 2 if current else 0  # the blank line between blocks
+        if current and size + joiner + block.visible > limit:
+            messages.append("\n\n".join(current))
+            current, size, joiner = [], 0, 0
+        current.append(block.html)
+        size += joiner + block.visible
+    if current:
+        messages.append("\n\n".join(current))
+    return messages or [escape("…")]
