@@ -28,14 +28,19 @@ both sides, on lower-case ASCII alphabetic tokens of at least 4 letters (so
 
 The result is a matching key, not necessarily an English word. Author names are
 never plural-normalised; they are accent-folded instead ("Schölkopf" =
-"Scholkopf"). Everything here is linear in the size of the text.
+"Scholkopf").
+
+A `Document` is a paper tokenised once; the matching primitives at the end
+(`term_program`, `all_of`, `any_of`, `none_of`) build the closures a
+compiled query is made of. Everything here is linear in the size of the text.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -47,6 +52,7 @@ TITLE, ABSTRACT, AUTHORS, TEXT = 0, 1, 2, 3
 
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _WORD = re.compile(r"[^\W_]+")
+_ASCII_GAPS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 _SEPARATOR = ""  # placed between two authors' tokens so that phrases never span them
 
 EXCEPTIONS: dict[str, str] = {
@@ -91,6 +97,8 @@ def normalize(text: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Split normalised `text` into word tokens (runs of letters and digits)."""
+    if text.isascii():  # fast path, same result: ASCII is already NFKC and has no invisibles
+        return text.lower().translate(_ASCII_GAPS).split()
     return _WORD.findall(normalize(text))
 
 
@@ -126,11 +134,6 @@ def _singular(token: str) -> str:
     return token[:-1]
 
 
-def text_keys(text: str) -> tuple[str, ...]:
-    """Matching keys of free text (title, abstract or a query phrase)."""
-    return tuple(map(word_key, tokenize(text)))
-
-
 def author_keys(name: str) -> tuple[str, ...]:
     """Matching keys of an author name: accent-folded tokens, no plural rule."""
     return tuple(fold_accents(token) for token in tokenize(name))
@@ -145,7 +148,7 @@ class Document:
     (used for `agent*` prefixes) and `categories` the lower-cased categories.
     """
 
-    __slots__ = ("_positions", "categories", "raw", "tokens", "words")
+    __slots__ = ("_sorted", "categories", "raw", "tokens", "words")
 
     def __init__(
         self,
@@ -165,7 +168,7 @@ class Document:
         raw_title_set, raw_abstract_set = frozenset(raw_title), frozenset(raw_abstract)
         self.raw = (raw_title_set, raw_abstract_set, author_set, raw_title_set | raw_abstract_set)
         self.categories = frozenset(c.strip().lower() for c in categories)
-        self._positions: list[dict[str, list[int]] | None] = [None, None, None]
+        self._sorted: list[list[str] | None] = [None, None, None, None]
 
     @classmethod
     def from_paper(cls, paper: Paper) -> Document:
@@ -173,32 +176,33 @@ class Document:
 
     def has_phrase(self, field: int, keys: tuple[str, ...]) -> bool:
         """Whether `keys` occur as consecutive tokens in `field` (TEXT: title or abstract)."""
-        fields = (TITLE, ABSTRACT) if field == TEXT else (field,)
-        return any(self._has_phrase_in(f, keys) for f in fields)
+        if field == TEXT:
+            return self._has_phrase_in(TITLE, keys) or self._has_phrase_in(ABSTRACT, keys)
+        return self._has_phrase_in(field, keys)
 
     def has_prefix(self, field: int, prefix: str) -> bool:
         """Whether some token of `field`, before plural normalisation, starts with `prefix`."""
-        return any(word.startswith(prefix) for word in self.raw[field])
+        words = self._sorted[field]
+        if words is None:
+            words = self._sorted[field] = sorted(self.raw[field])
+        at = bisect_left(words, prefix)  # the first word >= prefix starts with it, if any does
+        return at < len(words) and words[at].startswith(prefix)
 
     def has_category_prefix(self, prefix: str) -> bool:
         return any(category.startswith(prefix) for category in self.categories)
 
     def _has_phrase_in(self, field: int, keys: tuple[str, ...]) -> bool:
-        words = self.words[field]
-        if not all(key in words for key in keys):
+        if not self.words[field].issuperset(keys):
             return False
-        tokens, size = self.tokens[field], len(keys)
-        starts = self._index(field).get(keys[0], ())
-        return any(tokens[start : start + size] == keys for start in starts)
-
-    def _index(self, field: int) -> dict[str, list[int]]:
-        index = self._positions[field]
-        if index is None:
-            index = {}
-            for position, token in enumerate(self.tokens[field]):
-                index.setdefault(token, []).append(position)
-            self._positions[field] = index
-        return index
+        tokens, first, size = self.tokens[field], keys[0], len(keys)
+        start = -1
+        while True:  # tuple.index scans in C: cheaper than building a position index
+            try:
+                start = tokens.index(first, start + 1)
+            except ValueError:
+                return False
+            if tokens[start : start + size] == keys:
+                return True
 
 
 def _join_authors(names: Iterable[str]) -> tuple[str, ...]:
@@ -208,3 +212,80 @@ def _join_authors(names: Iterable[str]) -> tuple[str, ...]:
             tokens.append(_SEPARATOR)
         tokens.extend(author_keys(name))
     return tuple(tokens)
+
+
+Test = Callable[[Document], bool]
+Program = Callable[[Document, list[str]], bool]  # appends matched labels to the list
+
+
+def term_test(field: int | None, keys: tuple[str, ...], prefix: bool) -> Test:
+    """The test for one term on `field` (None: the categories, already lower-case)."""
+    key = keys[0]
+    if field is None:
+        if prefix:
+            return lambda doc: doc.has_category_prefix(key)
+        return lambda doc: key in doc.categories
+    where: int = field
+    if prefix:
+        return lambda doc: doc.has_prefix(where, key)
+    if len(keys) > 1:
+        return lambda doc: doc.words[where].issuperset(keys) and doc.has_phrase(where, keys)
+    return lambda doc: key in doc.words[where]
+
+
+def term_program(field: int | None, keys: tuple[str, ...], prefix: bool, label: str) -> Program:
+    """The program of one term: `term_test` recording `label`, one call for plain words."""
+    if field is None or prefix or len(keys) > 1:
+        return labelled(term_test(field, keys, prefix), label)
+    where, key = field, keys[0]
+
+    def run(doc: Document, why: list[str]) -> bool:
+        if key in doc.words[where]:
+            why.append(label)
+            return True
+        return False
+
+    return run
+
+
+def labelled(test: Test, label: str) -> Program:
+    """A program that records `label` when `test` passes."""
+
+    def run(doc: Document, why: list[str]) -> bool:
+        if test(doc):
+            why.append(label)
+            return True
+        return False
+
+    return run
+
+
+def all_of(parts: tuple[Program, ...]) -> Program:
+    """Every part must pass; a failure leaves `why` as it was."""
+
+    def run(doc: Document, why: list[str]) -> bool:
+        mark = len(why)
+        for part in parts:
+            if not part(doc, why):
+                del why[mark:]
+                return False
+        return True
+
+    return run
+
+
+def any_of(parts: tuple[Program, ...]) -> Program:
+    """Some part must pass; every part runs so that all reasons are collected."""
+
+    def run(doc: Document, why: list[str]) -> bool:
+        found = False
+        for part in parts:
+            found = part(doc, why) or found
+        return found
+
+    return run
+
+
+def none_of(part: Program) -> Program:
+    """Negation; what the negated part matched never reaches `why`."""
+    return lambda doc, why: not part(doc, [])

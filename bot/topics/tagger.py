@@ -1,0 +1,181 @@
+"""Tagging papers with many compiled queries at once.
+
+A `Tagger` holds rules `(key, Query)` (key: a topic slug or a custom-query
+key). Tagging a paper tokenises it once into a `Document`, asks an inverted
+index which rules could possibly match, and runs only those rules' compiled
+closures. The answer maps each matching key to its "why": the positive terms
+that matched.
+
+Pruning is exact, never approximate: every query that parses has a set of
+*anchors*, terms at least one of which is present in any paper it matches:
+
+- a term anchors itself (a phrase by its longest word, a prefix by the prefix);
+- `a OR b` is anchored by the anchors of a and of b together;
+- `a AND b` is anchored by the anchors of one of its parts (the one judged most
+  selective: words before prefixes before categories, then fewest anchors);
+- `NOT a` has none, which is why queries made only of negations are refused.
+
+A rule is evaluated only when one of its anchors occurs in the paper, so the
+result always equals running every rule (see `brute_force`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bot.domain import Paper, Topic
+from bot.topics.query import MIN_PREFIX, And, Node, Not, Query, Scope, Term, parse_query
+from bot.topics.text import AUTHORS, TEXT, Document, Program
+
+Anchor = tuple[str, str]  # (kind, key); kinds are the keys of _COST
+Tags = dict[str, tuple[str, ...]]
+
+# How unselective an anchor kind is: arXiv categories match whole daily listings.
+_COST = {"word": 1, "author": 1, "prefix": 3, "author*": 3, "cat": 50, "cat*": 100}
+_PREFIX_KINDS = ("prefix", "author*")
+
+
+def anchors(node: Node) -> frozenset[Anchor]:
+    """The anchors of `node`; empty when it cannot be pruned (it must always run)."""
+    if isinstance(node, Term):
+        return frozenset({_anchor(node)})
+    if isinstance(node, Not):
+        return frozenset()
+    found = [anchors(child) for child in node.children]
+    if isinstance(node, And):
+        usable = [option for option in found if option]
+        return min(usable, key=_cost) if usable else frozenset()
+    return frozenset().union(*found) if all(found) else frozenset()
+
+
+def _anchor(term: Term) -> Anchor:
+    star = "*" if term.prefix else ""
+    if term.scope is Scope.CATEGORY:
+        return "cat" + star, term.keys[0]
+    longest = max(term.keys, key=len)
+    if term.scope is Scope.AUTHOR:
+        return "author" + star, longest
+    return ("prefix" if term.prefix else "word"), longest
+
+
+def _cost(option: frozenset[Anchor]) -> tuple[int, int]:
+    return max(_COST[kind] for kind, _ in option), len(option)
+
+
+class Tagger:
+    """Matches many rules against papers; see the module docstring."""
+
+    def __init__(self, rules: Iterable[tuple[str, Query]]) -> None:
+        self._keys: list[str] = []
+        self._seen: set[str] = set()
+        self._programs: list[Program] = []
+        self._always: list[int] = []
+        self._index: dict[str, dict[str, list[int]]] = {kind: {} for kind in _COST}
+        for key, query in rules:
+            self._add(key, query)
+        self._heads = {kind: _heads(self._index[kind]) for kind in _PREFIX_KINDS}
+
+    @classmethod
+    def from_topics(cls, topics: Iterable[Topic]) -> Tagger:
+        """Rules from catalog topics that have one; raises `QueryError` on a bad rule."""
+        return cls((topic.slug, parse_query(topic.rule)) for topic in topics if topic.rule)
+
+    def _add(self, key: str, query: Query) -> None:
+        if key in self._seen:
+            raise ValueError(f"duplicate rule key {key!r}")
+        self._seen.add(key)
+        rule = len(self._keys)
+        self._keys.append(key)
+        self._programs.append(query.program)
+        found = anchors(query.root)
+        if not found:
+            self._always.append(rule)
+        for kind, value in found:
+            self._index[kind].setdefault(value, []).append(rule)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self._keys)
+
+    def tag(self, item: Paper | Document) -> Tags:
+        """Key -> why, for every rule matching `item`, in rule order."""
+        doc = _document(item)
+        tags: Tags = {}
+        for rule in self._candidates(doc):
+            why: list[str] = []
+            if self._programs[rule](doc, why):
+                tags[self._keys[rule]] = tuple(dict.fromkeys(why))
+        return tags
+
+    def tag_many(self, items: Iterable[Paper | Document]) -> list[Tags]:
+        """`tag` for each item, in order."""
+        return [self.tag(item) for item in items]
+
+    def brute_force(self, item: Paper | Document) -> Tags:
+        """What `tag` returns, computed by running every rule (for tests and checks)."""
+        doc = _document(item)
+        tags: Tags = {}
+        for key, program in zip(self._keys, self._programs, strict=True):
+            why: list[str] = []
+            if program(doc, why):
+                tags[key] = tuple(dict.fromkeys(why))
+        return tags
+
+    def candidates(self, item: Paper | Document) -> tuple[str, ...]:
+        """Keys of the rules the index lets through for `item` (they may still not match)."""
+        return tuple(self._keys[rule] for rule in self._candidates(_document(item)))
+
+    def _candidates(self, doc: Document) -> list[int]:
+        hits = set(self._always)
+        index = self._index
+        _exact(hits, index["word"], doc.words[TEXT])
+        _exact(hits, index["author"], doc.words[AUTHORS])
+        _exact(hits, index["cat"], doc.categories)
+        self._prefixed(hits, "prefix", doc, TEXT)
+        self._prefixed(hits, "author*", doc, AUTHORS)
+        for prefix, rules in index["cat*"].items():
+            if doc.has_category_prefix(prefix):
+                hits.update(rules)
+        return sorted(hits)
+
+    def _prefixed(self, hits: set[int], kind: str, doc: Document, field: int) -> None:
+        index = self._index[kind]
+        if len(index) * 8 < len(doc.raw[field]):  # few prefixes: binary search for each
+            for prefix, rules in index.items():
+                if doc.has_prefix(field, prefix):
+                    hits.update(rules)
+            return
+        for word in doc.raw[field]:  # many prefixes: look each word's head up
+            for prefix, rules in self._heads[kind].get(word[:MIN_PREFIX], ()):
+                if word.startswith(prefix):
+                    hits.update(rules)
+
+
+def _document(item: Paper | Document) -> Document:
+    return item if isinstance(item, Document) else Document.from_paper(item)
+
+
+_Heads = dict[str, list[tuple[str, list[int]]]]
+
+
+def _heads(index: dict[str, list[int]]) -> _Heads:
+    """Prefixes grouped by their first MIN_PREFIX characters (every prefix has that many)."""
+    heads: _Heads = {}
+    for prefix, rules in index.items():
+        heads.setdefault(prefix[:MIN_PREFIX], []).append((prefix, rules))
+    return heads
+
+
+def _exact(hits: set[int], index: dict[str, list[int]], present: frozenset[str]) -> None:
+    if len(present) <= len(index):
+        for value in present:
+            rules = index.get(value)
+            if rules:
+                hits.update(rules)
+    else:
+        for value, rules in index.items():
+            if value in present:
+                hits.update(rules)
