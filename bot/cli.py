@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
@@ -23,15 +24,19 @@ from bot.arxiv.client import ArxivClient, ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.arxiv.poller import Poller, PollOutcome
 from bot.config import Settings
-from bot.domain import Command
-from bot.ingest import IngestResult, load_sample_if_empty, store_papers
+from bot.domain import Command, Paper
+from bot.ingest import IngestResult, load_sample_if_empty, paper_from_json, store_papers
 from bot.scheduler import build_scheduler
-from bot.topics.catalog import CatalogError, load_catalog
+from bot.topics.catalog import Catalog, CatalogError, load_catalog
+from bot.topics.query import QueryError
+from bot.topics.tagging import build_tagger, catalog_rules
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database, DatabaseConfigError
 
 log = logging.getLogger("paperwatch")
+
+RETAG_PAGE = 1000
 
 Action = Callable[[argparse.Namespace, Settings], Awaitable[int]]
 
@@ -64,11 +69,15 @@ async def open_database(settings: Settings, *, migrate: bool = True) -> Database
     return db
 
 
-def build_context(db: Database) -> Context:
+def open_catalog() -> Catalog:
     try:
-        catalog = load_catalog()
-    except CatalogError as exc:
+        return load_catalog()
+    except (CatalogError, QueryError) as exc:
         raise StartupError(f"the topic catalog is broken: {exc}") from exc
+
+
+def build_context(db: Database, catalog: Catalog) -> Context:
+    catalog_rules(catalog)  # compile every rule now: a broken one fails at start-up
     return Context(uow=db.uow, catalog=catalog)
 
 
@@ -76,8 +85,9 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
 
     db = await open_database(settings)
     try:
-        ctx = build_context(db)
-        await load_sample_if_empty(db.uow)
+        catalog = open_catalog()
+        ctx = build_context(db, catalog)
+        await load_sample_if_empty(db.uow, catalog)
         await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
     finally:
         await db.dispose()
@@ -91,12 +101,13 @@ async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
             "chat tokens are set, but this version has only the terminal chat; "
             "unset TELEGRAM_BOT_TOKEN / SLACK_BOT_TOKEN or use `paperwatch console`"
         )
+    catalog = open_catalog()
     db = await open_database(settings)
-    poller = build_poller(settings, db)
+    poller = build_poller(settings, db, catalog)
     scheduler = build_scheduler(poller)
     try:
-        ctx = build_context(db)
-        await load_sample_if_empty(db.uow)
+        ctx = build_context(db, catalog)
+        await load_sample_if_empty(db.uow, catalog)
         scheduler.start()
         await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
     finally:
@@ -107,19 +118,23 @@ async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def build_poller(settings: Settings, db: Database) -> Poller:
-
+def build_poller(settings: Settings, db: Database, catalog: Catalog) -> Poller:
     return Poller(
-        ArxivClient(settings), db.uow, settings.arxiv_categories, oai_url=settings.arxiv_oai_url
+        ArxivClient(settings),
+        db.uow,
+        settings.arxiv_categories,
+        oai_url=settings.arxiv_oai_url,
+        catalog=catalog,
     )
 
 
 async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
+    catalog = open_catalog()
     db = await open_database(settings)
     try:
         if not args.file:
-            poller = build_poller(settings, db)
+            poller = build_poller(settings, db, catalog)
             try:
                 outcome = await poller.poll_daily()
             finally:
@@ -133,7 +148,7 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 feed = parse_feed(_read(path))
             except FeedError as exc:
                 raise StartupError(f"{path}: {exc}") from exc
-            result = await store_papers(db.uow, feed.papers)
+            result = await store_papers(db.uow, feed.papers, catalog)
             print(f"{path}: {len(feed.papers)} papers read; {_describe_result(result)}.")
     finally:
         await db.dispose()
@@ -162,8 +177,9 @@ def _describe_poll(outcome: PollOutcome) -> str:
 
 async def cmd_backfill(args: argparse.Namespace, settings: Settings) -> int:
 
+    catalog = open_catalog()
     db = await open_database(settings)
-    poller = build_poller(settings, db)
+    poller = build_poller(settings, db, catalog)
     today = datetime.now(UTC).date()
     first = today - timedelta(days=args.days)
     try:
@@ -190,10 +206,88 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
 
     db = await open_database(settings)
     try:
-        reply = await REGISTRY.dispatch(Command("status", "", CONSOLE_CHAT), build_context(db))
+        ctx = build_context(db, open_catalog())
+        reply = await REGISTRY.dispatch(Command("status", "", CONSOLE_CHAT), ctx)
         print(render_reply(reply))
     finally:
         await db.dispose()
+    return 0
+
+
+async def cmd_tag(args: argparse.Namespace, settings: Settings) -> int:
+    """Tag the papers of a saved response or JSON-lines file; no database needed."""
+    catalog = open_catalog()
+    data = _read(args.file)
+    try:
+        papers = _papers_from(data)
+    except (FeedError, ValueError) as exc:
+        raise StartupError(f"{args.file}: {exc}") from exc
+    tagger = build_tagger(catalog)
+    names = {t.slug: t.name for t in catalog.topics}
+    for paper in papers:
+        tags = tagger.tag(paper)
+        record = {
+            "arxiv_id": paper.arxiv_id,
+            "tags": [names[slug] for slug in tags],
+            "why": {names[slug]: list(words) for slug, words in tags.items()},
+        }
+        print(json.dumps(record, ensure_ascii=False))
+    return 0
+
+
+def _papers_from(data: bytes) -> list[Paper]:
+    """A saved arXiv response, or JSON lines with arxiv_id, title, abstract, ..."""
+    if data.lstrip()[:1] in (b"{", b""):
+        papers = []
+        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                papers.append(paper_from_json(json.loads(line)))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"line {number} is not a paper record: {exc}") from exc
+        return papers
+    return list(parse_feed(data).papers)
+
+
+async def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
+    catalog = open_catalog()
+    for topic in catalog.topics:
+        parent = catalog.by_slug(topic.parent) if topic.parent else None
+        where = f" (in {parent.name})" if parent else ""
+        print(f"{topic.name} [{topic.slug}]{where}: {topic.description}")
+    print(f"{len(catalog)} topics")
+    return 0
+
+
+async def cmd_retag(args: argparse.Namespace, settings: Settings) -> int:
+    """Re-run every rule over every stored paper (after a catalog change)."""
+    catalog = open_catalog()
+    db = await open_database(settings)
+    try:
+        async with db.uow() as uow:
+            total = await uow.papers.count()
+            queries = await uow.subscriptions.query_targets()
+        tagger = build_tagger(catalog, queries)
+        after: str | None = None
+        tags = 0
+        with Progress() as progress:
+            task = progress.add_task("retag", total=total)
+            while True:
+                async with db.uow() as uow:
+                    page = await uow.papers.page(after, RETAG_PAGE)
+                    if not page:
+                        break
+                    triples = [
+                        (p.arxiv_id, key, why) for p in page for key, why in tagger.tag(p).items()
+                    ]
+                    tags += await uow.papers.replace_rule_tags([p.arxiv_id for p in page], triples)
+                    await uow.commit()
+                after = page[-1].arxiv_id
+                progress.update(task, advance=len(page))
+    finally:
+        await db.dispose()
+    print(f"Retagged {total:,} papers with {len(tagger)} rules: {tags:,} tags.")
     return 0
 
 
@@ -234,6 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     backfill = add("backfill", cmd_backfill, "fill the last N days from arXiv's OAI-PMH")
     backfill.add_argument("--days", type=_days, default=56, help="how far back (default 56)")
     add("status", cmd_status, "when arXiv was last ingested, and when the next mailing is due")
+    tag = add("tag", cmd_tag, "print the topics of each paper in a file (no database needed)")
+    tag.add_argument("file", type=Path, help="arXiv RSS/Atom/OAI response, or JSON lines")
+    add("topics", cmd_topics, "list the topic catalog")
+    add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
     db = add("db", cmd_db, "database schema: upgrade, or show the current revision")
     db.add_argument("action", choices=["upgrade", "current"])
     return parser

@@ -14,6 +14,8 @@ from datetime import date
 from importlib import resources
 
 from bot.domain import Author, Paper, slugify
+from bot.topics.catalog import Catalog
+from bot.topics.tagging import build_tagger
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -33,8 +35,11 @@ class IngestResult:
         return len(self.new) + len(self.updated) + self.unchanged + self.late
 
 
-async def store(uow: UnitOfWork, papers: Sequence[Paper]) -> IngestResult:
-    """Upsert papers and their curated tags; the caller commits.
+async def store(
+    uow: UnitOfWork, papers: Sequence[Paper], catalog: Catalog | None = None
+) -> IngestResult:
+    """Upsert papers, their curated tags and (given a catalog) their topic tags; the
+    caller commits.
 
     A replacement announcement says nothing about when the paper was first announced,
     so its listing date is dropped: a replaced paper never counts as new on that day.
@@ -44,6 +49,16 @@ async def store(uow: UnitOfWork, papers: Sequence[Paper]) -> IngestResult:
     curated = [(p.arxiv_id, slugify(tag), ("curated",)) for p in papers for tag in p.tags]
     if curated:
         await uow.papers.add_tags(curated, source="curated")
+    touched = set(result.new) | set(result.updated)
+    if catalog is not None and touched:
+        tagger = build_tagger(catalog, await uow.subscriptions.query_targets())
+        tags = [
+            (paper.arxiv_id, key, why)
+            for paper in normalised
+            if paper.arxiv_id in touched
+            for key, why in tagger.tag(paper).items()
+        ]
+        await uow.papers.add_tags(tags, source="rule")
     announced_new = {p.arxiv_id for p in papers if p.announce_type.is_new_paper}
     new = tuple(a for a in result.new if a in announced_new)
     return IngestResult(
@@ -55,11 +70,13 @@ async def store(uow: UnitOfWork, papers: Sequence[Paper]) -> IngestResult:
 
 
 async def store_papers(
-    uow_factory: Callable[[], UnitOfWork], papers: Sequence[Paper]
+    uow_factory: Callable[[], UnitOfWork],
+    papers: Sequence[Paper],
+    catalog: Catalog | None = None,
 ) -> IngestResult:
     """`store` in a transaction of its own."""
     async with uow_factory() as uow:
-        result = await store(uow, papers)
+        result = await store(uow, papers, catalog)
         await uow.commit()
     log.info(
         "stored papers new=%d updated=%d unchanged=%d late=%d",
@@ -102,11 +119,13 @@ def sample_papers() -> list[Paper]:
     return read_json_lines(text.splitlines())
 
 
-async def load_sample_if_empty(uow_factory: Callable[[], UnitOfWork]) -> IngestResult | None:
+async def load_sample_if_empty(
+    uow_factory: Callable[[], UnitOfWork], catalog: Catalog | None = None
+) -> IngestResult | None:
     """Give a brand-new database something to show, offline."""
     async with uow_factory() as uow:
         if await uow.papers.count():
             return None
-    result = await store_papers(uow_factory, sample_papers())
+    result = await store_papers(uow_factory, sample_papers(), catalog)
     log.info("loaded %d bundled sample papers into the empty database", len(result.new))
     return result

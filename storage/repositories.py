@@ -150,6 +150,16 @@ class SubscriptionRepository:
         )
         return bool(result.rowcount)
 
+    async def query_targets(self) -> list[str]:
+        """Every distinct custom query followed by an active chat."""
+        stmt = (
+            select(SubscriptionRow.target)
+            .join(ChatRow, ChatRow.id == SubscriptionRow.chat_id)
+            .where(SubscriptionRow.kind == SubscriptionKind.QUERY.value, ChatRow.active)
+            .distinct()
+        )
+        return list((await self._s.execute(stmt)).scalars())
+
     async def for_chat(self, chat_id: int) -> list[Subscription]:
         stmt = (
             select(SubscriptionRow)
@@ -298,6 +308,35 @@ class PaperRepository:
         for chunk in _chunks(rows, 300):
             await self._s.execute(PaperTagRow.__table__.insert(), list(chunk))
         return len(rows)
+
+    async def tags_with_why(self, arxiv_id: str) -> list[tuple[str, tuple[str, ...]]]:
+        stmt = (
+            select(PaperTagRow.tag, PaperTagRow.why)
+            .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
+            .where(PaperRow.arxiv_id == arxiv_id)
+            .order_by(PaperTagRow.tag)
+        )
+        return [(tag, tuple(why or ())) for tag, why in (await self._s.execute(stmt)).all()]
+
+    async def replace_rule_tags(
+        self, arxiv_ids: Sequence[str], tags: Iterable[tuple[str, str, Sequence[str]]]
+    ) -> int:
+        """Drop the rule-made tags of these papers and attach `tags` instead (retagging)."""
+        ids = await self.ids_for(arxiv_ids)
+        for chunk in _chunks(list(ids.values())):
+            await self._s.execute(
+                delete(PaperTagRow).where(
+                    PaperTagRow.paper_id.in_(chunk), PaperTagRow.source == "rule"
+                )
+            )
+        return await self.add_tags(tags, source="rule")
+
+    async def page(self, after: str | None, limit: int) -> list[Paper]:
+        """Papers in arXiv id order after `after`, for walking the whole index."""
+        stmt = select(PaperRow).order_by(PaperRow.arxiv_id).limit(limit)
+        if after is not None:
+            stmt = stmt.where(PaperRow.arxiv_id > after)
+        return [_paper(r) for r in (await self._s.execute(stmt)).scalars()]
 
     async def get(self, arxiv_id: str) -> Paper | None:
         row = (

@@ -18,6 +18,7 @@ from bot.arxiv.parse import FeedError, OaiError, parse_feed
 from bot.arxiv.schedule import estimated_listing_date
 from bot.domain import AnnounceType, Paper
 from bot.ingest import IngestResult, store
+from bot.topics.catalog import Catalog
 from storage.repositories import PollState
 from storage.uow import UnitOfWork
 
@@ -71,12 +72,14 @@ class Poller:
         categories: Sequence[str],
         *,
         oai_url: str,
+        catalog: Catalog | None = None,
         clock: Clock = _utcnow,
     ) -> None:
         self._client = client
         self._uow = uow_factory
         self._categories = tuple(categories)
         self._oai_url = oai_url
+        self._catalog = catalog
         self._clock = clock
         self.rss_source = "rss:" + "+".join(self._categories)
         self.oai_source = "oai:" + "+".join(oai_sets(self._categories))
@@ -106,7 +109,7 @@ class Poller:
             await self._attempted(state, None)
             return PollOutcome(self.rss_source, "no_mailing", state.last_announced)
         async with self._uow() as uow:
-            result = await store(uow, feed.papers)
+            result = await store(uow, feed.papers, self._catalog)
             same_day = feed.announced is not None and feed.announced == state.last_announced
             await uow.poll_state.save(
                 replace(
@@ -198,7 +201,7 @@ class Poller:
                     return _add(totals, await self._harvest_day(day, restarts - 1))
                 papers = [self._classify(p, day) for p in feed.papers if self._wanted(p)]
                 async with self._uow() as uow:
-                    totals = _add(totals, await store(uow, papers))
+                    totals = _add(totals, await store(uow, papers, self._catalog))
                     await uow.commit()
                 if not feed.resumption_token:
                     break

@@ -29,7 +29,7 @@ class CatalogError(ValueError):
     """The catalog file is not valid; the message names the topic at fault."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared (and cached) by identity
 class Catalog:
     topics: tuple[Topic, ...]
     glossary: dict[str, str] = field(default_factory=dict)

@@ -50,6 +50,8 @@ _LEXEME = re.compile(  # fixed; every character of a query belongs to exactly on
     r"|(?P<scope>[A-Za-z]+:)|(?P<word>[^\s()\"“”„]+)"
 )
 _KEYWORDS = ("AND", "OR", "NOT")
+# Characters that mean nothing in a query and usually betray pasted markup or SQL.
+_STRAY = re.compile(r"[<>;=`{}\[\]|\\]")
 _CATEGORY = re.compile(r"[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)?")
 _CATEGORY_PREFIX = re.compile(r"[a-z][a-z0-9.-]*")
 
@@ -185,6 +187,12 @@ def _lex(text: str) -> list[_Tok]:
             tokens.append(_Tok("PHRASE", value[1:-1], pos))
         elif kind == "scope":
             tokens.append(_Tok("SCOPE", _scope_name(value[:-1], pos), pos))
+        elif kind == "word" and (stray := _STRAY.search(value)):
+            raise QueryError(
+                f"unexpected {stray.group()!r}",
+                pos + stray.start(),
+                'remove it, or put the words in double quotes: "..."',
+            )
         elif kind != "space":
             tokens.append(
                 _Tok(value if kind == "paren" or value in _KEYWORDS else "WORD", value, pos)

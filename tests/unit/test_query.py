@@ -65,7 +65,7 @@ CANONICAL = [
     ("“smart quotes”", '"smart quotes"'),
     ("ＬＬＭ", "llm"),
     ('"diffusion policy" AND cat:cs.RO', '"diffusion policy" AND cat:cs.RO'),
-    ("[a-z]+ (x|y)", '"a z" AND "x y"'),
+    ('"[a-z]+ (x|y)"', '"a z x y"'),  # regex syntax in quotes is just words
 ]
 
 
@@ -355,7 +355,11 @@ ERRORS = [
     (" OR ".join(["agent"] * 500), "query too long", MAX_QUERY_CHARS),
     (SIXTY_FIVE, "too many terms", SIXTY_FIVE.index(f"t{MAX_TERMS}")),
     ("(" * (MAX_DEPTH + 1) + "a" + ")" * (MAX_DEPTH + 1), "nested too deeply", MAX_DEPTH),
-    (r".*+?[]{}|\^$", "'*' can only end a word", 1),
+    (r".*+?[]{}|\^$", "unexpected '['", 4),
+    ("[a-z]+ (x|y)", "unexpected '['", 0),
+    ("<script>alert(1)</script>", "unexpected '<'", 0),
+    ("agents'; DROP TABLE chats;--", "unexpected ';'", 7),
+    ("tool=use", "unexpected '='", 4),
 ]
 
 

@@ -1,0 +1,225 @@
+"""How well the bundled catalog tags papers: the flagship topic and the seed tags.
+
+Run from the repository root:
+
+    .venv/bin/python bench/relevance.py [--catalog PATH] [--devset PATH] [--seed PATH] [-v]
+
+It prints, then ends with one JSON line holding every figure:
+
+1. precision, recall and F1 of "RL for LLM Agents" on the hand-labelled development
+   set (tests/fixtures/relevance/devset.jsonl, see the README beside it);
+2. the same for the baseline peers use, following one arXiv category
+   (a paper "matches" when the category is anywhere in its list), for cs.AI, cs.LG,
+   cs.CL and cs.MA, and the best of the four by F1;
+3. recall of the flagship on the 30 papers of the curated topic page
+   (tests/fixtures/seed/topic_page.json, all curated "RL for LLM Agents");
+4. micro-averaged precision, recall and F1 of the other curated tags on those 30
+   papers: for each paper, our tags restricted to the tags that occur on the page
+   (minus the flagship) against the tags the page shows.
+
+`measure()` returns the same figures as a dict; tests/unit/test_relevance.py uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from bot.domain import Author, Paper  # noqa: E402
+from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
+from bot.topics.tagger import Tagger  # noqa: E402
+
+FLAGSHIP = "rl-for-llm-agents"
+BASELINE_CATEGORIES = ("cs.AI", "cs.LG", "cs.CL", "cs.MA")
+DEVSET = ROOT / "tests" / "fixtures" / "relevance" / "devset.jsonl"
+SEED = ROOT / "tests" / "fixtures" / "seed" / "topic_page.json"
+
+
+@dataclass(frozen=True)
+class Scores:
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "precision": round(self.precision, 4),
+            "recall": round(self.recall, 4),
+            "f1": round(self.f1, 4),
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+        }
+
+
+def score(pairs: Iterable[tuple[bool, bool]]) -> Scores:
+    """Scores from (predicted, gold) pairs."""
+    tp = fp = fn = 0
+    for predicted, gold in pairs:
+        tp += predicted and gold
+        fp += predicted and not gold
+        fn += gold and not predicted
+    return Scores(tp, fp, fn)
+
+
+@dataclass(frozen=True)
+class Labelled:
+    paper: Paper
+    label: bool
+    note: str
+
+
+def load_devset(path: Path = DEVSET) -> list[Labelled]:
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            paper = Paper(
+                arxiv_id=row["arxiv_id"],
+                title=row["title"],
+                abstract=row["abstract"],
+                authors=tuple(Author(name) for name in row["authors"]),
+                categories=tuple(row["categories"]),
+            )
+            rows.append(Labelled(paper, bool(row["labels"][FLAGSHIP]), row.get("note", "")))
+    return rows
+
+
+def load_seed(path: Path = SEED) -> list[tuple[Paper, frozenset[str]]]:
+    """The curated topic page: (paper, the tag names it shows)."""
+    page = json.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for i, entry in enumerate(page["papers"]):
+        paper = Paper(
+            arxiv_id=f"sample:seed-{i}",
+            title=entry["title"],
+            abstract=entry["abstract"],
+            authors=tuple(Author(name) for name in entry.get("authors_shown", [])),
+            categories=(entry["primary_category"],),
+        )
+        out.append((paper, frozenset(entry["tags"])))
+    return out
+
+
+def measure(
+    catalog: Catalog | None = None,
+    devset: Path = DEVSET,
+    seed: Path = SEED,
+    verbose: bool = False,
+) -> dict[str, object]:
+    catalog = catalog or load_catalog()
+    tagger = Tagger.from_topics(catalog.topics)
+    flagship = catalog.by_slug(FLAGSHIP)
+    if flagship is None:
+        raise SystemExit(f"the catalog has no topic {FLAGSHIP!r}")
+    names = {topic.slug: topic.name for topic in catalog.topics}
+
+    # 1. the flagship on the development set
+    dev = load_devset(devset)
+    hits = [FLAGSHIP in tagger.tag(row.paper) for row in dev]
+    dev_scores = score(zip(hits, (row.label for row in dev), strict=True))
+    if verbose:
+        for row, hit in zip(dev, hits, strict=True):
+            if hit != row.label:
+                kind = "FP" if hit else "FN"
+                print(f"  {kind} {row.paper.arxiv_id} {row.paper.title[:70]} | {row.note}")
+
+    # 2. the one-category baseline on the same papers
+    baseline = {
+        cat: score((cat in row.paper.categories, row.label) for row in dev)
+        for cat in BASELINE_CATEGORIES
+    }
+    best_cat = max(BASELINE_CATEGORIES, key=lambda cat: baseline[cat].f1)
+
+    # 3. and 4. the curated topic page
+    pages = load_seed(seed)
+    vocabulary = frozenset().union(*(tags for _, tags in pages)) - {flagship.name}
+    flagship_hits = 0
+    tp = fp = fn = 0
+    for paper, shown in pages:
+        predicted = {names[key] for key in tagger.tag(paper)}
+        flagship_hits += flagship.name in predicted
+        ours, theirs = predicted & vocabulary, shown & vocabulary
+        tp, fp, fn = tp + len(ours & theirs), fp + len(ours - theirs), fn + len(theirs - ours)
+        if verbose:
+            print(f"  seed: {paper.title[:60]}\n    extra {sorted(ours - theirs)}")
+            print(f"    missed {sorted(theirs - ours)}")
+    seed_tags = Scores(tp, fp, fn)
+
+    return {
+        "catalog_topics": len(catalog.topics),
+        "devset_size": len(dev),
+        "devset_positives": sum(row.label for row in dev),
+        "flagship_dev": dev_scores.as_dict(),
+        "baseline_dev": {cat: s.as_dict() for cat, s in baseline.items()},
+        "baseline_best_category": best_cat,
+        "baseline_best_dev": baseline[best_cat].as_dict(),
+        "seed_papers": len(pages),
+        "seed_flagship_recall": round(flagship_hits / len(pages), 4),
+        "seed_other_tags": seed_tags.as_dict(),
+        "seed_other_tag_vocabulary": len(vocabulary),
+    }
+
+
+def _line(label: str, s: dict) -> str:
+    return (
+        f"{label:<34} P={s['precision']:.3f} R={s['recall']:.3f} F1={s['f1']:.3f}"
+        f"  (tp={s['tp']} fp={s['fp']} fn={s['fn']})"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--catalog", type=Path, default=None, help="catalog TOML (default: bundled)"
+    )
+    parser.add_argument("--devset", type=Path, default=DEVSET)
+    parser.add_argument("--seed", type=Path, default=SEED)
+    parser.add_argument("-v", "--verbose", action="store_true", help="list the errors")
+    args = parser.parse_args(argv)
+    catalog = load_catalog(args.catalog) if args.catalog else None
+    figures = measure(catalog, args.devset, args.seed, verbose=args.verbose)
+
+    print(f"catalog: {figures['catalog_topics']} topics")
+    print(
+        f"development set: {figures['devset_size']} papers, "
+        f"{figures['devset_positives']} labelled RL for LLM Agents"
+    )
+    print(_line("RL for LLM Agents (catalog rule)", figures["flagship_dev"]))
+    for cat, s in figures["baseline_dev"].items():
+        print(_line(f"baseline: follow {cat}", s))
+    print(f"best category baseline: {figures['baseline_best_category']}")
+    print(
+        f"seed page: flagship recall {figures['seed_flagship_recall']:.3f} "
+        f"on {figures['seed_papers']} papers"
+    )
+    print(_line("seed page: other tags (micro)", figures["seed_other_tags"]))
+    print(json.dumps(figures, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,242 @@
+"""Following things: /follow, /unfollow, /list, /latest."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.domain import (
+    Action,
+    Button,
+    Command,
+    Paper,
+    PaperItem,
+    Reply,
+    Subscription,
+    SubscriptionKind,
+    Topic,
+)
+from bot.topics.query import Query, QueryError, parse_query
+from bot.topics.resolve import looks_like_query, resolve_topic
+from bot.topics.tagger import Tagger
+from bot.topics.tagging import query_key
+from handlers.base import CommandSpec, Context
+from storage.uow import UnitOfWork
+
+EXAMPLE_TOPIC = "RL for LLM Agents"
+# A newly followed query is run over this many of the newest papers, so /latest has answers.
+QUERY_BACKFILL = 2000
+
+
+def usage_error(usage: str, problem: str) -> Reply:
+    return Reply.text(problem, f"Usage: {usage}", is_error=True)
+
+
+def query_error(text: str, error: QueryError) -> Reply:
+    return Reply.text(
+        "That query has a problem; nothing was changed.",
+        error.pretty(text),
+        is_error=True,
+    )
+
+
+def unknown_topic(text: str, suggestions: Sequence[Topic], *, offer_query: bool) -> Reply:
+    lines = [f'I don\'t know a topic called "{text}".']
+    if suggestions:
+        lines.append("Did you mean: " + "; ".join(t.name for t in suggestions) + "?")
+    if offer_query:
+        lines.append(f'To follow your own words as a search, quote them: /follow "{text}"')
+    lines.append("Nothing was changed. /topics lists the catalog.")
+    buttons = tuple((Button(t.name, Action.FOLLOW, t.slug),) for t in suggestions)
+    return Reply(lines=tuple(lines), is_error=True, buttons=buttons)
+
+
+def tag_name(ctx: Context, tag: str, subs: Sequence[Subscription] = ()) -> str:
+    """What a person calls a tag: the topic's name, or the query they typed."""
+    topic = ctx.catalog.by_slug(tag)
+    if topic is not None:
+        return topic.name
+    for sub in subs:
+        if sub.kind is SubscriptionKind.QUERY and query_key(parse_query(sub.target)) == tag:
+            return sub.label
+    return tag
+
+
+def subscription_tag(sub: Subscription) -> str:
+    if sub.kind is SubscriptionKind.TOPIC:
+        return sub.target
+    return query_key(parse_query(sub.target))
+
+
+async def follow(cmd: Command, ctx: Context) -> Reply:
+    """Follow a catalog topic, or your own query."""
+    if not cmd.args:
+        return usage_error(FOLLOW.usage, "Which topic? For example:")
+    if looks_like_query(cmd.args):
+        return await _follow_query(cmd, ctx)
+    resolution = resolve_topic(cmd.args, ctx.catalog)
+    topic = resolution.topic
+    if topic is None:
+        return unknown_topic(cmd.args, resolution.suggestions, offer_query=True)
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        _, created = await uow.subscriptions.add(
+            chat.id, SubscriptionKind.TOPIC, topic.slug, topic.name
+        )
+        await uow.commit()
+    if not created:
+        return Reply.text(f"You already follow {topic.name}.")
+    lines = [f"Now following {topic.name}."]
+    if not resolution.exact:
+        lines.append(f'(I read "{cmd.args}" as {topic.name}; /unfollow {topic.name} undoes it.)')
+    lines.append("New papers on it will reach you here. /latest shows the newest ones now.")
+    return Reply(lines=tuple(lines), changes_chat=True)
+
+
+async def _follow_query(cmd: Command, ctx: Context) -> Reply:
+    try:
+        query = parse_query(cmd.args)
+    except QueryError as error:
+        return query_error(cmd.args, error)
+    canonical = str(query)
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        _, created = await uow.subscriptions.add(
+            chat.id, SubscriptionKind.QUERY, canonical, cmd.args
+        )
+        if created:
+            await _tag_recent(uow, query)
+        await uow.commit()
+    if not created:
+        return Reply.text(f"You already follow the query {canonical}.")
+    return Reply(
+        lines=(
+            f"Now following your query: {canonical}",
+            "Papers that match it will reach you here. /latest shows the newest ones now.",
+        ),
+        changes_chat=True,
+    )
+
+
+async def _tag_recent(uow: UnitOfWork, query: Query) -> None:
+    """Run a newly followed query over the newest papers, so it has history at once."""
+    key = query_key(query)
+    tagger = Tagger([(key, query)])
+    papers = await uow.papers.latest(None, limit=QUERY_BACKFILL)
+    await uow.papers.add_tags(
+        [(p.arxiv_id, key, why) for p in papers for why in [tagger.tag(p).get(key)] if why]
+    )
+
+
+async def unfollow(cmd: Command, ctx: Context) -> Reply:
+    """Stop following a topic or query."""
+    if not cmd.args:
+        return usage_error(UNFOLLOW.usage, "Which topic? /list shows what you follow.")
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+        match = _find_subscription(cmd.args, subs, ctx)
+        if chat is None or match is None:
+            return Reply.text(
+                f'You don\'t follow "{cmd.args}". /list shows what you follow.', is_error=True
+            )
+        await uow.subscriptions.remove(chat.id, match.kind, match.target)
+        await uow.commit()
+    return Reply(lines=(f"Stopped following {match.label}.",), changes_chat=True)
+
+
+def _find_subscription(
+    text: str, subs: Sequence[Subscription], ctx: Context
+) -> Subscription | None:
+    wanted = text.strip().lower()
+    for sub in subs:
+        if wanted in (sub.label.lower(), sub.target.lower()):
+            return sub
+    if looks_like_query(text):
+        try:
+            canonical = str(parse_query(text))
+        except QueryError:
+            return None
+        return next((s for s in subs if s.target == canonical), None)
+    topic = resolve_topic(text, ctx.catalog).topic
+    return next((s for s in subs if topic and s.target == topic.slug), None)
+
+
+async def list_(cmd: Command, ctx: Context) -> Reply:
+    """Show what this chat follows."""
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+    if not subs:
+        return Reply.text("You don't follow any topic yet.", f"Try: /follow {EXAMPLE_TOPIC}")
+    lines = [f"You follow {len(subs)} topic(s):"]
+    lines += [
+        f"• {s.label}" if s.kind is SubscriptionKind.TOPIC else f"• your query: {s.target}"
+        for s in subs
+    ]
+    return Reply(
+        lines=tuple(lines),
+        buttons=tuple(
+            (Button(f"Unfollow {s.label}", Action.UNFOLLOW, s.target),)
+            for s in subs
+            if s.kind is SubscriptionKind.TOPIC
+        ),
+    )
+
+
+async def latest(cmd: Command, ctx: Context) -> Reply:
+    """The newest papers on a topic, or on everything this chat follows."""
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+        if cmd.args:
+            resolution = resolve_topic(cmd.args, ctx.catalog)
+            own = _find_subscription(cmd.args, subs, ctx)
+            if resolution.topic is not None:
+                tags: list[str] | None = [resolution.topic.slug]
+                heading = f"Latest in {resolution.topic.name}:"
+            elif own is not None:
+                tags = [subscription_tag(own)]
+                heading = f"Latest for {own.label}:"
+            else:
+                return unknown_topic(cmd.args, resolution.suggestions, offer_query=False)
+        else:
+            tags = [subscription_tag(s) for s in subs] or None
+            heading = "Latest in the topics you follow:" if tags else "Latest papers:"
+        papers = await uow.papers.latest(tags, limit=ctx.latest_limit)
+        total = await uow.papers.count() if not papers else None
+    if not papers:
+        if total == 0:
+            return Reply.text(
+                "No papers are stored yet.",
+                "They arrive with the next arXiv announcement (or run: paperwatch ingest).",
+            )
+        return Reply.text("No papers on that yet. New ones will be sent to you as they appear.")
+    followed = {subscription_tag(s) for s in subs}
+    return Reply(lines=(heading,), papers=tuple(paper_item(p, ctx, followed, subs) for p in papers))
+
+
+def paper_item(
+    paper: Paper, ctx: Context, followed: set[str], subs: Sequence[Subscription] = ()
+) -> PaperItem:
+    """A paper with the tags this chat may see: catalog topics and its own queries."""
+    visible = [t for t in paper.tags if ctx.catalog.by_slug(t) or t in followed]
+    return PaperItem(
+        paper=paper,
+        tags=tuple(tag_name(ctx, t, subs) for t in visible),
+        followed_tags=tuple(tag_name(ctx, t, subs) for t in visible if t in followed),
+    )
+
+
+FOLLOW = CommandSpec(
+    "follow",
+    follow,
+    "follow a topic, or your own query",
+    f"/follow <topic or query>, e.g. /follow {EXAMPLE_TOPIC}"
+    ' or /follow "diffusion policy" AND cat:cs.RO',
+    changes_chat=True,
+)
+UNFOLLOW = CommandSpec(
+    "unfollow", unfollow, "stop following a topic or query", "/unfollow <topic>", changes_chat=True
+)
+LIST = CommandSpec("list", list_, "show the topics this chat follows", "/list", max_args=0)
+LATEST = CommandSpec("latest", latest, "the newest papers on a topic", "/latest [topic]")
