@@ -9,10 +9,12 @@ that matched.
 Pruning is exact, never approximate: every query that parses has a set of
 *anchors*, terms at least one of which is present in any paper it matches:
 
-- a term anchors itself (a phrase by its longest word, a prefix by the prefix);
+- a term anchors itself (a phrase by its rarest word, a prefix by the prefix);
 - `a OR b` is anchored by the anchors of a and of b together;
 - `a AND b` is anchored by the anchors of one of its parts (the one judged most
-  selective: words before prefixes before categories, then fewest anchors);
+  selective: words before prefixes before categories, then the fewest papers
+  expected to contain an anchor, by the word frequencies in
+  `word_frequencies.tsv`);
 - `NOT a` has none, which is why queries made only of negations are refused.
 
 A rule is evaluated only when one of its anchors occurs in the paper, so the
@@ -22,6 +24,8 @@ result always equals running every rule (see `brute_force`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
+from importlib import resources
 
 from bot.domain import Paper, Topic
 from bot.topics.query import MIN_PREFIX, And, Node, Not, Query, Scope, Term, parse_query
@@ -52,14 +56,27 @@ def _anchor(term: Term) -> Anchor:
     star = "*" if term.prefix else ""
     if term.scope is Scope.CATEGORY:
         return "cat" + star, term.keys[0]
-    longest = max(term.keys, key=len)
+    rarest = min(term.keys, key=lambda key: (_frequency(key), -len(key)))
     if term.scope is Scope.AUTHOR:
-        return "author" + star, longest
-    return ("prefix" if term.prefix else "word"), longest
+        return "author" + star, rarest
+    return ("prefix" if term.prefix else "word"), rarest
 
 
-def _cost(option: frozenset[Anchor]) -> tuple[int, int]:
-    return max(_COST[kind] for kind, _ in option), len(option)
+def _cost(option: frozenset[Anchor]) -> tuple[int, float]:
+    """(how unselective the worst kind is, expected share of papers with an anchor)."""
+    return max(_COST[kind] for kind, _ in option), sum(_frequency(v) for _, v in option)
+
+
+@cache
+def _frequencies() -> dict[str, float]:
+    text = resources.files("bot.topics").joinpath("word_frequencies.tsv").read_text("utf-8")
+    rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
+    return {word: float(share) for word, share in rows}
+
+
+def _frequency(word: str) -> float:
+    """Share of abstracts containing `word`; rare words (not in the table) count as 0.001."""
+    return _frequencies().get(word, 0.001)
 
 
 class Tagger:

@@ -1,0 +1,79 @@
+"""Tagging throughput with the bundled catalog, on real abstracts, on one core.
+
+    .venv/bin/python bench/bench_tagger.py
+
+Tags real papers with the full catalog (tokenising included) and reports papers/s,
+then the per-paper cost as the catalog grows: its first 30 and 120 topics, all of
+it, and 500 rules (the catalog's rules repeated under new keys, since no 500-topic
+catalog exists). Two workloads: a whole real daily arXiv listing (1,504 papers of
+every archive, what the poller tags), and the relevance development set (445
+2025-26 AI papers chosen for RL and agent words: the worst case, since most rules
+about agents and RL must run on them). Goal: >= 5,000 papers/s with the full catalog.
+The last line is JSON with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bot.arxiv.parse import parse_feed  # noqa: E402
+from bot.ingest import read_json_lines  # noqa: E402
+from bot.topics.catalog import load_catalog  # noqa: E402
+from bot.topics.tagger import Tagger  # noqa: E402
+from bot.topics.tagging import catalog_rules  # noqa: E402
+
+DEVSET = ROOT / "tests/fixtures/relevance/devset.jsonl"
+LISTING = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
+
+
+def rate(tagger: Tagger, papers: list, rounds: int = 5) -> float:
+    """Best papers/s over a few rounds (tokenising included: each round re-reads papers)."""
+    best = 0.0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for paper in papers:
+            tagger.tag(paper)
+        best = max(best, len(papers) / (time.perf_counter() - start))
+    return best
+
+
+def workload(name: str, papers: list, rules: list) -> dict[str, int]:
+    sizes = {"30": rules[:30], "120": rules[:120], f"all ({len(rules)})": rules}
+    sizes["500"] = [
+        (f"{key}#{n}", query)
+        for n, (key, query) in zip(range(500), itertools.cycle(rules), strict=False)
+    ]
+    mean_chars = sum(len(p.title) + len(p.abstract) for p in papers) / len(papers)
+    print(f"{name}: {len(papers)} papers, {mean_chars:.0f} characters of title+abstract")
+    figures: dict[str, int] = {}
+    for label, subset in sizes.items():
+        per_second = rate(Tagger(subset), papers)
+        figures[label.split()[0]] = round(per_second)
+        print(f"{label:>10} rules: {per_second:8,.0f} papers/s  {1e6 / per_second:6.1f} µs/paper")
+    return figures
+
+
+def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    rules = list(catalog_rules(load_catalog()))
+    listing = list(parse_feed(LISTING.read_bytes()).papers)
+    devset = read_json_lines(DEVSET.read_text("utf-8").splitlines())
+    figures = {
+        "daily_listing": workload("a real daily listing", listing, rules),
+        "devset": workload("the RL/agent development set", devset, rules),
+    }
+    full = figures["daily_listing"]["all"]
+    print(f"full catalog on a daily listing: {full:,} papers/s (goal >= 5,000)")
+    print(json.dumps({"rules": len(rules), "papers_per_s": figures}))
+
+
+if __name__ == "__main__":
+    main()
