@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -221,3 +222,53 @@ def test_status_command(tmp_path: Path) -> None:
     )
     assert "Next arXiv announcement expected" in result.stdout
     assert "Papers in the index: 4." in result.stdout
+
+
+def test_tag_prints_one_json_line_per_paper_without_a_database(tmp_path: Path) -> None:
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(
+        json.dumps(
+            {
+                "arxiv_id": "2607.17299",
+                "title": "WAR: Workload-Aware Rollouts for Agentic Reinforcement Learning",
+                "abstract": "We train LLM agents with reinforcement learning (GRPO) on multi-turn "
+                "tool use in interactive environments.",
+                "authors": ["A. Author"],
+                "categories": ["cs.LG", "cs.AI"],
+            }
+        )
+        + "\n\n"
+    )
+    result = paperwatch("tag", str(papers), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["arxiv_id"] for r in records] == ["2607.17299"]
+    assert "RL for LLM Agents" in records[0]["tags"]
+    assert records[0]["why"]["RL for LLM Agents"]
+    assert not (tmp_path / "paperwatch.db").exists()
+
+    feed = paperwatch("tag", str(SMALL_RSS), cwd=tmp_path)
+    assert feed.returncode == 0 and len(feed.stdout.splitlines()) == 4
+
+
+def test_tag_refuses_a_broken_file_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"arxiv_id": "1"}\n{not json\n')
+    result = paperwatch("tag", str(bad), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "line 2 is not a paper record" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_topics_lists_the_catalog(tmp_path: Path) -> None:
+    result = paperwatch("topics", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "RL for LLM Agents [rl-for-llm-agents]" in result.stdout
+    count = int(result.stdout.strip().splitlines()[-1].split()[0])
+    assert count >= 120
+
+
+def test_retag_rebuilds_rule_tags(tmp_path: Path) -> None:
+    paperwatch("ingest", "--file", str(SMALL_RSS), cwd=tmp_path)
+    result = paperwatch("retag", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Retagged 4 papers with" in result.stdout

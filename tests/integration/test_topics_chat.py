@@ -1,0 +1,91 @@
+"""Topics from the chat with the bundled catalog: follow by meaning, queries, /topic, /why."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.adapters.console import handle_line, render_reply
+from bot.ingest import load_sample_if_empty
+from bot.topics.catalog import Catalog, load_catalog
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@pytest.fixture
+async def ctx(db: Database, catalog: Catalog) -> Context:
+    await load_sample_if_empty(db.uow, catalog)
+    return Context(uow=db.uow, catalog=catalog)
+
+
+async def say(ctx: Context, line: str) -> str:
+    reply = await handle_line(line, REGISTRY, ctx)
+    assert reply is not None
+    return render_reply(reply)
+
+
+@pytest.mark.parametrize(
+    ("typed", "topic"),
+    [
+        ("RL for LLM Agents", "RL for LLM Agents"),
+        ("rl-for-llm-agents", "RL for LLM Agents"),
+        ("reinforcement learning for large language model agents", "RL for LLM Agents"),
+        ("RL for LLM Agnets", "RL for LLM Agents"),
+        ("web agents", "Web Agents"),
+        ("retrieval augmented generation", "Retrieval-Augmented Generation"),
+    ],
+)
+async def test_follow_understands_people(ctx: Context, typed: str, topic: str) -> None:
+    assert f"Now following {topic}." in await say(ctx, f"/follow {typed}")
+
+
+async def test_ambiguous_input_offers_three_candidates(ctx: Context) -> None:
+    reply = await handle_line("/follow agents", REGISTRY, ctx)
+    assert reply is not None and reply.is_error
+    assert "Did you mean:" in reply.lines[1]
+    assert len(reply.buttons) == 3
+    assert all(row[0].arg for row in reply.buttons)
+
+
+async def test_following_a_query(db: Database, ctx: Context) -> None:
+    text = await say(ctx, '/follow "credit assignment" AND (agent OR agents)')
+    assert 'Now following your query: "credit assignment" AND (agent OR agents)' in text
+    listed = await say(ctx, "/list")
+    assert 'your query: "credit assignment" AND (agent OR agents)' in listed
+    latest = await say(ctx, "/latest")
+    titles = [line[2:] for line in latest.splitlines() if line.startswith("• ")]
+    assert "BiCAA: Bidirectional Credit Assignment for Search-Augmented Agent" in titles
+    # Only papers the query matches: every one carries the query's tag, marked as followed.
+    assert latest.count("★") == len(titles)
+    assert "Stopped following" in await say(
+        ctx, '/unfollow "credit assignment" AND (agent OR agents)'
+    )
+
+
+async def test_topics_topic_and_why(ctx: Context) -> None:
+    topics = await say(ctx, "/topics memory")
+    assert "LLM Agent Memory" in topics
+    everything = await say(ctx, "/topics")
+    assert "The catalog has" in everything and "more" in everything
+
+    about = await say(ctx, "/topic RL for LLM Agents")
+    assert "Part of: Reinforcement Learning" in about or "Part of:" in about
+    assert "Matches papers where:" in about
+    assert "Recent papers:" in about
+
+    why = await say(ctx, "/why 2607.17299")  # a sample paper with a real arXiv id
+    assert "Why 2607.17299 has its topics:" in why
+    assert "RL for LLM Agents" in why
+    assert "reinforcement learning" in why.lower()
+
+
+async def test_sample_papers_are_tagged_by_rules_too(db: Database, ctx: Context) -> None:
+    async with db.uow() as uow:
+        tags = dict(await uow.papers.tags_with_why("2607.17299"))
+    assert "rl-for-llm-agents" in tags
+    assert any(why != ("curated",) for why in tags.values())
