@@ -2,7 +2,8 @@
 
 Run from the repository root:
 
-    .venv/bin/python bench/relevance.py [--catalog PATH] [--devset PATH] [--seed PATH] [-v]
+    .venv/bin/python bench/relevance.py [--catalog PATH] [--devset PATH] [--seed PATH]
+                                        [--holdout PATH] [-v]
 
 It prints, then ends with one JSON line holding every figure:
 
@@ -15,7 +16,12 @@ It prints, then ends with one JSON line holding every figure:
    (tests/fixtures/seed/topic_page.json, all curated "RL for LLM Agents");
 4. micro-averaged precision, recall and F1 of the other curated tags on those 30
    papers: for each paper, our tags restricted to the tags that occur on the page
-   (minus the flagship) against the tags the page shows.
+   (minus the flagship) against the tags the page shows;
+5. precision, recall and F1 of the flagship and of the one-category baselines on the
+   held-out set (tests/fixtures/relevance/holdout.jsonl): papers that were labelled
+   before the rule was run on them and were never used to tune it. These are the
+   honest figures for unseen papers; -v lists dev-set errors only, never held-out
+   ones, so that nobody tunes the rule on them by accident.
 
 `measure()` returns the same figures as a dict; tests/unit/test_relevance.py uses it.
 """
@@ -41,6 +47,7 @@ FLAGSHIP = "rl-for-llm-agents"
 BASELINE_CATEGORIES = ("cs.AI", "cs.LG", "cs.CL", "cs.MA")
 DEVSET = ROOT / "tests" / "fixtures" / "relevance" / "devset.jsonl"
 SEED = ROOT / "tests" / "fixtures" / "seed" / "topic_page.json"
+HOLDOUT = ROOT / "tests" / "fixtures" / "relevance" / "holdout.jsonl"
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,17 @@ class Scores:
         }
 
 
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion; (0, 1) when there are no trials."""
+    if trials == 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * ((p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5) / denominator
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+
+
 def score(pairs: Iterable[tuple[bool, bool]]) -> Scores:
     """Scores from (predicted, gold) pairs."""
     tp = fp = fn = 0
@@ -91,6 +109,7 @@ class Labelled:
 
 
 def load_devset(path: Path = DEVSET) -> list[Labelled]:
+    """A hand-labelled JSONL set (the development set, or the held-out set)."""
     rows = []
     with path.open(encoding="utf-8") as f:
         for line in f:
@@ -124,11 +143,39 @@ def load_seed(path: Path = SEED) -> list[tuple[Paper, frozenset[str]]]:
     return out
 
 
+def _holdout_figures(tagger: Tagger, path: Path) -> dict[str, object]:
+    """Aggregate figures on the held-out set; deliberately no per-paper output."""
+    rows = load_devset(path)
+    labels = [row.label for row in rows]
+    positives, negatives = sum(labels), len(rows) - sum(labels)
+    hits = [FLAGSHIP in tagger.tag(row.paper) for row in rows]
+    flagship = score(zip(hits, labels, strict=True))
+    baseline = {
+        cat: score((cat in row.paper.categories, row.label) for row in rows)
+        for cat in BASELINE_CATEGORIES
+    }
+    best_cat = max(BASELINE_CATEGORIES, key=lambda cat: baseline[cat].f1)
+    return {
+        "size": len(rows),
+        "positives": positives,
+        "flagship": flagship.as_dict()
+        | {
+            "precision_ci95": wilson(flagship.tp, flagship.tp + flagship.fp),
+            "recall_ci95": wilson(flagship.tp, positives),
+            "false_positive_rate": round(flagship.fp / negatives, 4) if negatives else 0.0,
+        },
+        "baseline": {cat: s.as_dict() for cat, s in baseline.items()},
+        "baseline_best_category": best_cat,
+        "baseline_best": baseline[best_cat].as_dict(),
+    }
+
+
 def measure(
     catalog: Catalog | None = None,
     devset: Path = DEVSET,
     seed: Path = SEED,
     verbose: bool = False,
+    holdout: Path | None = HOLDOUT,
 ) -> dict[str, object]:
     catalog = catalog or load_catalog()
     tagger = Tagger.from_topics(catalog.topics)
@@ -169,6 +216,9 @@ def measure(
             print(f"    missed {sorted(theirs - ours)}")
     seed_tags = Scores(tp, fp, fn)
 
+    # 5. the held-out set, aggregate figures only
+    held_out = _holdout_figures(tagger, holdout) if holdout and holdout.exists() else None
+
     return {
         "catalog_topics": len(catalog.topics),
         "devset_size": len(dev),
@@ -181,6 +231,7 @@ def measure(
         "seed_flagship_recall": round(flagship_hits / len(pages), 4),
         "seed_other_tags": seed_tags.as_dict(),
         "seed_other_tag_vocabulary": len(vocabulary),
+        "holdout": held_out,
     }
 
 
@@ -198,10 +249,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--devset", type=Path, default=DEVSET)
     parser.add_argument("--seed", type=Path, default=SEED)
-    parser.add_argument("-v", "--verbose", action="store_true", help="list the errors")
+    parser.add_argument("--holdout", type=Path, default=HOLDOUT)
+    parser.add_argument("-v", "--verbose", action="store_true", help="list dev-set errors")
     args = parser.parse_args(argv)
     catalog = load_catalog(args.catalog) if args.catalog else None
-    figures = measure(catalog, args.devset, args.seed, verbose=args.verbose)
+    figures = measure(catalog, args.devset, args.seed, verbose=args.verbose, holdout=args.holdout)
 
     print(f"catalog: {figures['catalog_topics']} topics")
     print(
@@ -217,6 +269,24 @@ def main(argv: list[str] | None = None) -> int:
         f"on {figures['seed_papers']} papers"
     )
     print(_line("seed page: other tags (micro)", figures["seed_other_tags"]))
+    held_out = figures["holdout"]
+    if held_out is None:
+        print(f"held-out (not used for tuning): no file at {args.holdout}")
+    else:
+        flag = held_out["flagship"]
+        print(
+            f"held-out (not used for tuning): {held_out['size']} papers, "
+            f"{held_out['positives']} labelled RL for LLM Agents"
+        )
+        print(_line("held-out: RL for LLM Agents", flag))
+        print(
+            f"{'':<34} precision 95% CI {flag['precision_ci95']}, "
+            f"recall 95% CI {flag['recall_ci95']}, "
+            f"false-positive rate {flag['false_positive_rate']:.4f}"
+        )
+        for cat, s in held_out["baseline"].items():
+            print(_line(f"held-out: baseline follow {cat}", s))
+        print(f"held-out: best category baseline: {held_out['baseline_best_category']}")
     print(json.dumps(figures, sort_keys=True))
     return 0
 

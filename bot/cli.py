@@ -17,19 +17,18 @@ from pathlib import Path
 
 from pydantic import ValidationError
 from rich.progress import Progress
-from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import CONSOLE_CHAT, render_reply, run_console
-from bot.arxiv.client import ArxivClient, ArxivHTTPError
+from bot.app import StartupError, build_poller, open_catalog, open_database, run_bot
+from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
-from bot.arxiv.poller import Poller, PollOutcome
+from bot.arxiv.poller import PollOutcome
 from bot.config import Settings
 from bot.domain import Command, Paper
 from bot.ingest import IngestResult, load_sample_if_empty, paper_from_json, store_papers
-from bot.scheduler import build_scheduler
-from bot.topics.catalog import Catalog, CatalogError, load_catalog
-from bot.topics.query import QueryError
-from bot.topics.tagging import build_tagger, catalog_rules
+from bot.scheduler import ROLES
+from bot.topics.catalog import Catalog
+from bot.topics.tagging import build_tagger
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database, DatabaseConfigError
@@ -41,10 +40,6 @@ RETAG_PAGE = 1000
 Action = Callable[[argparse.Namespace, Settings], Awaitable[int]]
 
 
-class StartupError(RuntimeError):
-    """Something a person must fix before paperwatch can start; one line, no traceback."""
-
-
 def configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level,
@@ -52,32 +47,11 @@ def configure_logging(level: str) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     # Third-party chatter stays out of INFO logs.
-    for noisy in ("httpx", "httpcore", "aiosqlite", "alembic.runtime.migration"):
+    for noisy in ("httpx", "httpcore", "aiosqlite", "alembic.runtime.migration", "apscheduler"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
-async def open_database(settings: Settings, *, migrate: bool = True) -> Database:
-    """Open the database and bring its schema up to date."""
-    db = Database(settings.database_url)
-    if migrate:
-        try:
-            await db.upgrade()
-        except (OSError, SQLAlchemyError) as exc:
-            await db.dispose()
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise StartupError(f"cannot open the database: {reason}") from exc
-    return db
-
-
-def open_catalog() -> Catalog:
-    try:
-        return load_catalog()
-    except (CatalogError, QueryError) as exc:
-        raise StartupError(f"the topic catalog is broken: {exc}") from exc
-
-
 def build_context(db: Database, catalog: Catalog) -> Context:
-    catalog_rules(catalog)  # compile every rule now: a broken one fails at start-up
     return Context(uow=db.uow, catalog=catalog)
 
 
@@ -95,37 +69,8 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
-    """The long-running bot: scheduler and chat adapters on one asyncio loop."""
-    if settings.telegram_enabled or settings.slack_enabled:
-        raise StartupError(
-            "chat tokens are set, but this version has only the terminal chat; "
-            "unset TELEGRAM_BOT_TOKEN / SLACK_BOT_TOKEN or use `paperwatch console`"
-        )
-    catalog = open_catalog()
-    db = await open_database(settings)
-    poller = build_poller(settings, db, catalog)
-    scheduler = build_scheduler(poller)
-    try:
-        ctx = build_context(db, catalog)
-        await load_sample_if_empty(db.uow, catalog)
-        scheduler.start()
-        await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
-    finally:
-        if scheduler.running:
-            scheduler.shutdown(wait=False)
-        await poller.aclose()
-        await db.dispose()
-    return 0
-
-
-def build_poller(settings: Settings, db: Database, catalog: Catalog) -> Poller:
-    return Poller(
-        ArxivClient(settings),
-        db.uow,
-        settings.arxiv_categories,
-        oai_url=settings.arxiv_oai_url,
-        catalog=catalog,
-    )
+    """The long-running bot (see bot.app)."""
+    return await run_bot(settings, role=args.role)
 
 
 async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -319,7 +264,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=action)
         return p
 
-    add("run", cmd_run, "run the bot (migrates the database first)")
+    run = add("run", cmd_run, "run the bot (migrates the database first)")
+    run.add_argument(
+        "--role",
+        choices=ROLES,
+        default="all",
+        help="all (default); poller: arXiv and digests only; worker: delivery only",
+    )
     add("console", cmd_console, "chat with the bot in this terminal")
     ingest = add("ingest", cmd_ingest, "store papers from arXiv, or from saved responses")
     ingest.add_argument(

@@ -148,6 +148,10 @@ class Chat:
     digest_weekday: int = 0  # Monday, for weekly digests
     paused: bool = False
     active: bool = True
+    quiet_start: str | None = None  # HH:MM local: instant alerts wait until quiet_end
+    quiet_end: str | None = None
+    momentum_alerts: bool = True
+    next_digest_at: datetime | None = None
     created_at: datetime | None = None
 
 
@@ -173,8 +177,9 @@ class Subscription:
     id: int
     chat_id: int
     kind: SubscriptionKind
-    target: str  # topic slug or query text
-    label: str  # what the person sees: topic name or the query
+    target: str  # topic slug or canonical query text
+    label: str  # what the person sees: topic name or the query as typed
+    tag: str = ""  # the paper tag it follows: the slug, or the query's key
     created_at: datetime | None = None
 
 
@@ -203,6 +208,16 @@ class PaperItem:
     paper: Paper
     tags: tuple[str, ...] = ()
     followed_tags: tuple[str, ...] = ()
+    tldr: str = ""  # a sentence or two from the abstract; shown in alerts and digests
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A heading with its papers, e.g. one followed topic in a digest."""
+
+    heading: str
+    papers: tuple[PaperItem, ...] = ()
+    footer: str | None = None
 
 
 class Action(enum.StrEnum):
@@ -226,13 +241,14 @@ class Button:
 class Reply:
     """What a handler answers. Adapters render it; text is plain, never markup.
 
-    `lines` are paragraphs of plain text; `papers` are listed after them; `buttons`
-    are rows of actions for platforms that have buttons (the console lists them).
+    `lines` are paragraphs of plain text; `papers` are listed after them, then the
+    `sections`; `buttons` are rows of actions for platforms that have buttons.
     `changes_chat` tells Slack to answer in the channel rather than ephemerally.
     """
 
     lines: tuple[str, ...] = ()
     papers: tuple[PaperItem, ...] = ()
+    sections: tuple[Section, ...] = ()
     footer: str | None = None
     is_error: bool = False
     buttons: tuple[tuple[Button, ...], ...] = ()
@@ -241,6 +257,15 @@ class Reply:
     @classmethod
     def text(cls, *lines: str, is_error: bool = False) -> Reply:
         return cls(lines=tuple(lines), is_error=is_error)
+
+
+def paper_affiliations(paper: Paper, limit: int = 3) -> tuple[str, ...]:
+    """The first distinct affiliations of a paper's authors, in author order."""
+    seen: dict[str, None] = {}
+    for author in paper.authors:
+        for affiliation in author.affiliations:
+            seen.setdefault(affiliation, None)
+    return tuple(seen)[:limit]
 
 
 _SLUG_JUNK = re.compile(r"[^a-z0-9]+")

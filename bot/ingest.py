@@ -10,7 +10,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import UTC, date, datetime
 from importlib import resources
 
 from bot.domain import Author, Paper, slugify
@@ -36,10 +36,13 @@ class IngestResult:
 
 
 async def store(
-    uow: UnitOfWork, papers: Sequence[Paper], catalog: Catalog | None = None
+    uow: UnitOfWork,
+    papers: Sequence[Paper],
+    catalog: Catalog | None = None,
+    now: datetime | None = None,
 ) -> IngestResult:
-    """Upsert papers, their curated tags and (given a catalog) their topic tags; the
-    caller commits.
+    """Upsert papers, their curated tags, (given a catalog) their topic tags, and the
+    alerts new papers cause, all in the caller's transaction; the caller commits.
 
     A replacement announcement says nothing about when the paper was first announced,
     so its listing date is dropped: a replaced paper never counts as new on that day.
@@ -61,6 +64,9 @@ async def store(
         await uow.papers.add_tags(tags, source="rule")
     announced_new = {p.arxiv_id for p in papers if p.announce_type.is_new_paper}
     new = tuple(a for a in result.new if a in announced_new)
+    if new:
+        ids = await uow.papers.ids_for(new)
+        await uow.outbox.enqueue_papers(list(ids.values()), now or datetime.now(UTC))
     return IngestResult(
         new=new,
         updated=result.updated,

@@ -1,8 +1,14 @@
 """Background jobs on the bot's own asyncio loop (APScheduler 3, AsyncIOScheduler).
 
+Poller duties (one process at a time: a PostgreSQL advisory lock decides which):
 - poll: on start-up, then Sunday to Thursday at 20:30, 21:30, 22:30 and 23:30 US
   Eastern (arXiv announces at 20:00; the later runs catch a late feed and cost one
   conditional GET each). Each run first fills any gap through OAI-PMH.
+- digests: every minute, chats whose `next_digest_at` has come get their digest
+  (found through that indexed column, never one job per chat).
+
+Worker duties (any number of processes share the outbox):
+- deliver: every `deliver_interval` seconds, and right after a poll.
 
 Jobs coalesce, never overlap (`max_instances=1`) and run late within a grace period.
 A job never raises into the scheduler: failures are logged and retried next time.
@@ -11,6 +17,7 @@ A job never raises into the scheduler: failures are logged and retried next time
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -20,12 +27,15 @@ from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
 from bot.arxiv.poller import Poller, PollOutcome
 from bot.arxiv.schedule import EASTERN
+from bot.delivery.worker import Deliverer, fold_due_digests
+from storage.database import Database
 
 log = logging.getLogger(__name__)
 
 POLL_TRIGGER = CronTrigger(
     day_of_week="sun,mon,tue,wed,thu", hour="20-23", minute=30, timezone=EASTERN
 )
+ROLES = ("all", "poller", "worker")
 
 
 async def poll_job(poller: Poller) -> PollOutcome | None:
@@ -41,14 +51,58 @@ async def poll_job(poller: Poller) -> PollOutcome | None:
         return None
 
 
-def build_scheduler(poller: Poller, *, poll_on_start: bool = True) -> AsyncIOScheduler:
+class Jobs:
+    """The jobs of one process, by role."""
+
+    def __init__(
+        self,
+        db: Database,
+        poller: Poller | None,
+        deliverer: Deliverer | None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._db = db
+        self._poller = poller
+        self._deliverer = deliverer
+        self._clock = clock
+
+    async def poll(self) -> None:
+        if self._poller is None or not await self._db.hold_poller_lock():
+            return
+        await poll_job(self._poller)
+        await self.deliver()
+
+    async def digests(self) -> None:
+        if not await self._db.hold_poller_lock():
+            return
+        try:
+            await fold_due_digests(self._db.uow, self._clock())
+        except Exception:
+            log.exception("digest tick failed; retried in a minute")
+
+    async def deliver(self) -> None:
+        if self._deliverer is None:
+            return
+        try:
+            await self._deliverer.drain()
+        except Exception:
+            log.exception("delivery round failed; retried at the next tick")
+
+
+def build_scheduler(
+    jobs: Jobs, *, role: str = "all", deliver_interval: float = 10.0, poll_on_start: bool = True
+) -> AsyncIOScheduler:
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
     scheduler = AsyncIOScheduler(
         timezone=UTC,
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600},
     )
-    scheduler.add_job(poll_job, POLL_TRIGGER, args=[poller], id="poll")
-    if poll_on_start:
-        scheduler.add_job(
-            poll_job, "date", run_date=datetime.now(UTC), args=[poller], id="poll-on-start"
-        )
+    if role in ("all", "poller"):
+        scheduler.add_job(jobs.poll, POLL_TRIGGER, id="poll")
+        scheduler.add_job(jobs.digests, "interval", seconds=60, id="digests")
+        if poll_on_start:
+            scheduler.add_job(jobs.poll, "date", run_date=datetime.now(UTC), id="poll-on-start")
+    if role in ("all", "worker"):
+        scheduler.add_job(jobs.deliver, "interval", seconds=deliver_interval, id="deliver")
     return scheduler

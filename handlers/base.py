@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 
 from rapidfuzz import process
 
-from bot.domain import Command, Reply
+from bot.delivery.schedule import next_digest_at
+from bot.domain import Chat, Command, DigestMode, Reply
 from bot.topics.catalog import Catalog
 from handlers.text import MAX_ARGS
 from storage.uow import UnitOfWork
@@ -95,6 +96,15 @@ class Registry:
             lines.append(f"Did you mean /{hint}?")
         lines.append("Send /help to see what I can do.")
         return Reply.text(*lines, is_error=True)
+
+
+async def ensure_digest_schedule(uow: UnitOfWork, chat: Chat, now: datetime) -> Chat:
+    """Give a chat (new ones included) its next digest time if it has none yet."""
+    if chat.next_digest_at is None and chat.digest_mode in (DigestMode.DAILY, DigestMode.WEEKLY):
+        when = next_digest_at(chat, now)
+        await uow.chats.update(chat.id, next_digest_at=when)
+        chat = await uow.chats.get_by_id(chat.id) or chat
+    return chat
 
 
 def not_a_command() -> Reply:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bot.domain import Command, Reply
-from handlers.base import CommandSpec, Context, Registry
+from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
 from handlers.catalog import TOPIC, TOPICS, WHY
+from handlers.settings import DIGEST, MUTE, MUTED, PAUSE, QUIET, RESUME, TIMEZONE, UNMUTE
 from handlers.status import status
 from handlers.subscriptions import EXAMPLE_TOPIC, FOLLOW, LATEST, LIST, UNFOLLOW
 
@@ -12,7 +13,9 @@ from handlers.subscriptions import EXAMPLE_TOPIC, FOLLOW, LATEST, LIST, UNFOLLOW
 async def start(cmd: Command, ctx: Context) -> Reply:
     """Register the chat (or wake it up again) and say what the bot does."""
     async with ctx.uow() as uow:
-        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        chat = await ensure_digest_schedule(
+            uow, await uow.chats.get_or_create(cmd.chat, cmd.chat_kind), ctx.clock()
+        )
         if not chat.active:
             await uow.chats.set_active(chat.id, True)
         followed = await uow.subscriptions.for_chat(chat.id)
@@ -51,4 +54,25 @@ STATUS = CommandSpec(
     max_args=0,
 )
 
-REGISTRY = Registry([START, HELP, FOLLOW, UNFOLLOW, LIST, LATEST, TOPICS, TOPIC, WHY, STATUS])
+REGISTRY = Registry(
+    [
+        START,
+        HELP,
+        FOLLOW,
+        UNFOLLOW,
+        LIST,
+        LATEST,
+        TOPICS,
+        TOPIC,
+        WHY,
+        MUTE,
+        UNMUTE,
+        MUTED,
+        DIGEST,
+        TIMEZONE,
+        QUIET,
+        PAUSE,
+        RESUME,
+        STATUS,
+    ]
+)

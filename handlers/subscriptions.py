@@ -19,7 +19,7 @@ from bot.topics.query import Query, QueryError, parse_query
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tagger import Tagger
 from bot.topics.tagging import query_key
-from handlers.base import CommandSpec, Context
+from handlers.base import CommandSpec, Context, ensure_digest_schedule
 from storage.uow import UnitOfWork
 
 EXAMPLE_TOPIC = "RL for LLM Agents"
@@ -55,16 +55,11 @@ def tag_name(ctx: Context, tag: str, subs: Sequence[Subscription] = ()) -> str:
     topic = ctx.catalog.by_slug(tag)
     if topic is not None:
         return topic.name
-    for sub in subs:
-        if sub.kind is SubscriptionKind.QUERY and query_key(parse_query(sub.target)) == tag:
-            return sub.label
-    return tag
+    return next((sub.label for sub in subs if sub.tag == tag), tag)
 
 
 def subscription_tag(sub: Subscription) -> str:
-    if sub.kind is SubscriptionKind.TOPIC:
-        return sub.target
-    return query_key(parse_query(sub.target))
+    return sub.tag
 
 
 async def follow(cmd: Command, ctx: Context) -> Reply:
@@ -78,9 +73,11 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
     if topic is None:
         return unknown_topic(cmd.args, resolution.suggestions, offer_query=True)
     async with ctx.uow() as uow:
-        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        chat = await ensure_digest_schedule(
+            uow, await uow.chats.get_or_create(cmd.chat, cmd.chat_kind), ctx.clock()
+        )
         _, created = await uow.subscriptions.add(
-            chat.id, SubscriptionKind.TOPIC, topic.slug, topic.name
+            chat.id, SubscriptionKind.TOPIC, topic.slug, topic.name, topic.slug
         )
         await uow.commit()
     if not created:
@@ -99,9 +96,11 @@ async def _follow_query(cmd: Command, ctx: Context) -> Reply:
         return query_error(cmd.args, error)
     canonical = str(query)
     async with ctx.uow() as uow:
-        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        chat = await ensure_digest_schedule(
+            uow, await uow.chats.get_or_create(cmd.chat, cmd.chat_kind), ctx.clock()
+        )
         _, created = await uow.subscriptions.add(
-            chat.id, SubscriptionKind.QUERY, canonical, cmd.args
+            chat.id, SubscriptionKind.QUERY, canonical, cmd.args, query_key(query)
         )
         if created:
             await _tag_recent(uow, query)

@@ -15,14 +15,20 @@ from alembic.config import Config
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
 
-# Any constant works; it only has to be the same in every paperwatch process.
+# Any constants work; they only have to be the same in every paperwatch process.
 _MIGRATION_LOCK_KEY = 0x70617065  # "pape"
+_POLLER_LOCK_KEY = 0x706F6C6C  # "poll"
 
 
 class DatabaseConfigError(RuntimeError):
@@ -81,6 +87,7 @@ class Database:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._lock_conn: AsyncConnection | None = None
 
     @property
     def dialect(self) -> str:
@@ -106,7 +113,31 @@ class Database:
         async with self.engine.connect() as conn:
             return await conn.run_sync(_current_revision)
 
+    async def hold_poller_lock(self) -> bool:
+        """Whether this process is (now) the one poller; kept until the process ends.
+
+        PostgreSQL: a session advisory lock on a connection held open, so it is freed
+        the moment the holder dies. SQLite: one process per database file, always yes.
+        """
+        if self.dialect != "postgresql":
+            return True
+        if self._lock_conn is not None:
+            return True
+        conn = await self.engine.connect()
+        got = (
+            await conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": _POLLER_LOCK_KEY})
+        ).scalar()
+        await conn.commit()
+        if got:
+            self._lock_conn = conn
+        else:
+            await conn.close()
+        return bool(got)
+
     async def dispose(self) -> None:
+        if self._lock_conn is not None:
+            await self._lock_conn.close()
+            self._lock_conn = None
         await self.engine.dispose()
 
 

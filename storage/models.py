@@ -91,6 +91,11 @@ class ChatRow(Base):
     digest_weekday: Mapped[int] = mapped_column(Integer, default=0)
     paused: Mapped[bool] = mapped_column(default=False)
     active: Mapped[bool] = mapped_column(default=True)
+    quiet_start: Mapped[str | None] = mapped_column(String(5))  # HH:MM local, instant alerts wait
+    quiet_end: Mapped[str | None] = mapped_column(String(5))
+    momentum_alerts: Mapped[bool] = mapped_column(default=True)
+    # When this chat's next digest is due (UTC); NULL when it gets no digests.
+    next_digest_at: Mapped[datetime | None] = mapped_column(index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
@@ -103,6 +108,7 @@ class SubscriptionRow(Base):
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), index=True)
     kind: Mapped[str] = mapped_column(String(16))  # "topic" | "query"
     target: Mapped[str] = mapped_column(String(1000))  # topic slug or query text
+    tag: Mapped[str] = mapped_column(String(128), index=True)  # the paper tag it follows
     label: Mapped[str] = mapped_column(String(1000))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -156,7 +162,13 @@ class PaperTagRow(Base):
 
 
 class OutboxRow(Base):
-    """A message owed to a chat, written in the transaction that caused it."""
+    """A message owed to a chat, written in the transaction that caused it.
+
+    kind "alert": one paper, sent as soon as due. kind "item": a paper waiting for the
+    chat's digest; the digest tick folds due items into one "digest" row. Status moves
+    pending -> sending (claimed; `due_at` is then the end of the claim) -> sent | dead;
+    "folded" items live on inside their digest.
+    """
 
     __tablename__ = "outbox"
     __table_args__ = (
@@ -167,7 +179,7 @@ class OutboxRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
     paper_id: Mapped[int | None] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(16))  # "alert" | "digest" | "spike" | "notice"
+    kind: Mapped[str] = mapped_column(String(16))  # "alert" | "item" | "digest" | "spike"
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
     status: Mapped[str] = mapped_column(String(16), default="pending")  # pending|sent|dead
     due_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -59,6 +59,10 @@ def _chat(row: ChatRow) -> Chat:
         digest_weekday=row.digest_weekday,
         paused=row.paused,
         active=row.active,
+        quiet_start=row.quiet_start,
+        quiet_end=row.quiet_end,
+        momentum_alerts=row.momentum_alerts,
+        next_digest_at=row.next_digest_at,
         created_at=row.created_at,
     )
 
@@ -104,6 +108,47 @@ class ChatRepository:
     async def set_active(self, chat_id: int, active: bool) -> None:
         await self._s.execute(update(ChatRow).where(ChatRow.id == chat_id).values(active=active))
 
+    async def update(self, chat_id: int, **values: Any) -> None:
+        """Change settings columns (digest_mode, timezone, paused, quiet_start, ...)."""
+        unknown = set(values) - _CHAT_SETTINGS
+        if unknown:
+            raise ValueError(f"not chat settings: {sorted(unknown)}")
+        await self._s.execute(update(ChatRow).where(ChatRow.id == chat_id).values(**values))
+
+    async def move(self, ref: ChatRef, new_ref: ChatRef) -> bool:
+        """A group became a supergroup: keep everything under its new id."""
+        row = await self._row(ref)
+        if row is None or await self._row(new_ref) is not None:
+            return False
+        ident = _identity(new_ref)
+        row.external_id, row.external_key = ident["external_id"], ident["external_key"]
+        await self._s.flush()
+        return True
+
+    async def due_for_digest(self, now: datetime, limit: int = 500) -> list[Chat]:
+        stmt = (
+            select(ChatRow)
+            .where(ChatRow.next_digest_at <= now, ChatRow.active)
+            .order_by(ChatRow.next_digest_at)
+            .limit(limit)
+        )
+        return [_chat(r) for r in (await self._s.execute(stmt)).scalars()]
+
+
+_CHAT_SETTINGS = {
+    "kind",
+    "timezone",
+    "digest_mode",
+    "digest_time",
+    "digest_weekday",
+    "paused",
+    "active",
+    "quiet_start",
+    "quiet_end",
+    "momentum_alerts",
+    "next_digest_at",
+}
+
 
 # --- subscriptions -----------------------------------------------------------------
 
@@ -115,6 +160,7 @@ def _subscription(row: SubscriptionRow) -> Subscription:
         kind=SubscriptionKind(row.kind),
         target=row.target,
         label=row.label,
+        tag=row.tag,
         created_at=row.created_at,
     )
 
@@ -124,7 +170,7 @@ class SubscriptionRepository:
         self._s = session
 
     async def add(
-        self, chat_id: int, kind: SubscriptionKind, target: str, label: str
+        self, chat_id: int, kind: SubscriptionKind, target: str, label: str, tag: str
     ) -> tuple[Subscription, bool]:
         """Follow `target`; returns (subscription, created). Following twice is a no-op."""
         stmt = select(SubscriptionRow).where(
@@ -135,7 +181,7 @@ class SubscriptionRepository:
         row = (await self._s.execute(stmt)).scalar_one_or_none()
         if row is not None:
             return _subscription(row), False
-        row = SubscriptionRow(chat_id=chat_id, kind=kind.value, target=target, label=label)
+        row = SubscriptionRow(chat_id=chat_id, kind=kind.value, target=target, label=label, tag=tag)
         self._s.add(row)
         await self._s.flush()
         return _subscription(row), True
@@ -170,8 +216,27 @@ class SubscriptionRepository:
 
 
 class MuteRepository:
+    """Muted tags; scope "" applies to every subscription, else to the one with that tag."""
+
     def __init__(self, session: AsyncSession) -> None:
         self._s = session
+
+    async def add(self, chat_id: int, tag: str, scope: str = "") -> bool:
+        stmt = select(MutedTagRow.id).where(
+            MutedTagRow.chat_id == chat_id, MutedTagRow.tag == tag, MutedTagRow.scope == scope
+        )
+        if (await self._s.execute(stmt)).first() is not None:
+            return False
+        self._s.add(MutedTagRow(chat_id=chat_id, tag=tag, scope=scope))
+        await self._s.flush()
+        return True
+
+    async def remove(self, chat_id: int, tag: str) -> int:
+        """Unmute a tag everywhere it is muted in this chat."""
+        result = await self._s.execute(
+            delete(MutedTagRow).where(MutedTagRow.chat_id == chat_id, MutedTagRow.tag == tag)
+        )
+        return int(result.rowcount or 0)
 
     async def for_chat(self, chat_id: int) -> list[tuple[str, str]]:
         stmt = select(MutedTagRow.tag, MutedTagRow.scope).where(MutedTagRow.chat_id == chat_id)
@@ -337,6 +402,15 @@ class PaperRepository:
         if after is not None:
             stmt = stmt.where(PaperRow.arxiv_id > after)
         return [_paper(r) for r in (await self._s.execute(stmt)).scalars()]
+
+    async def by_ids(self, paper_ids: Sequence[int]) -> dict[int, Paper]:
+        """Papers (with their tags) by database id."""
+        rows: list[PaperRow] = []
+        for chunk in _chunks(list(paper_ids)):
+            stmt = select(PaperRow).where(PaperRow.id.in_(chunk))
+            rows.extend((await self._s.execute(stmt)).scalars())
+        tags = await self._tags_for([r.id for r in rows])
+        return {r.id: _paper(r, tags.get(r.id, ())) for r in rows}
 
     async def get(self, arxiv_id: str) -> Paper | None:
         row = (

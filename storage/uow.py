@@ -15,6 +15,7 @@ from typing import Self
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from storage.outbox import OutboxRepository
 from storage.repositories import (
     ChatRepository,
     MuteRepository,
@@ -30,6 +31,7 @@ class UnitOfWork:
     mutes: MuteRepository
     papers: PaperRepository
     poll_state: PollStateRepository
+    outbox: OutboxRepository
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
@@ -53,6 +55,7 @@ class UnitOfWork:
         self.mutes = MuteRepository(session)
         self.papers = PaperRepository(session)
         self.poll_state = PollStateRepository(session)
+        self.outbox = OutboxRepository(session)
         return self
 
     async def __aexit__(

@@ -11,7 +11,7 @@ import asyncio
 import unicodedata
 from typing import TextIO
 
-from bot.domain import ChatKind, ChatRef, PaperItem, Platform, Reply
+from bot.domain import Chat, ChatKind, ChatRef, PaperItem, Platform, Reply, paper_affiliations
 from handlers.base import Context, Registry, not_a_command
 from handlers.text import parse_command
 
@@ -45,18 +45,32 @@ def render_paper(item: PaperItem) -> str:
     lines = [f"• {paper.title}"]
     if meta:
         lines.append(f"  {meta}")
+    affiliations = paper_affiliations(paper)
+    if affiliations:
+        lines.append("  " + " · ".join(affiliations))
     if item.tags:
         marked = [f"{t} ★" if t in item.followed_tags else t for t in item.tags]
         lines.append("  tags: " + ", ".join(marked))
-    lines.append(f"  {paper.abs_url}")
+    if item.tldr:
+        lines.append(f"  TL;DR: {item.tldr}")
+    links = [paper.abs_url] + ([f"PDF {paper.pdf_url}"] if paper.pdf_url and item.tldr else [])
+    lines.append("  " + "  ".join(links))
     return "\n".join(lines)
 
 
 def render_reply(reply: Reply) -> str:
     parts = list(reply.lines)
     parts.extend(render_paper(item) for item in reply.papers)
+    for section in reply.sections:
+        parts.append(f"== {section.heading}")
+        parts.extend(render_paper(item) for item in section.papers)
+        if section.footer:
+            parts.append(section.footer)
     if reply.footer:
         parts.append(reply.footer)
+    buttons = [f"[{b.text}]" for row in reply.buttons for b in row]
+    if buttons:
+        parts.append("Buttons (on Telegram and Slack): " + " ".join(buttons))
     return _safe("\n".join(parts))
 
 
@@ -89,3 +103,19 @@ async def run_console(
         if reply is not None:
             stdout.write(render_reply(reply) + "\n\n")
             stdout.flush()
+
+
+class ConsoleMessenger:
+    """Alerts and digests for the terminal chat: printed between the replies."""
+
+    platform = Platform.CONSOLE
+
+    def __init__(self, stdout: TextIO) -> None:
+        self._stdout = stdout
+
+    def render(self, chat: Chat, reply: Reply) -> list[str]:
+        return [render_reply(reply)]
+
+    async def deliver(self, chat: Chat, message: object) -> None:
+        self._stdout.write(f"\n{message}\n\n")
+        self._stdout.flush()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from bot.domain import PaperItem, Reply
+from bot.domain import PaperItem, Reply, paper_affiliations
 
 MAX_CHARS = 4096
 MAX_TITLE = 300
@@ -52,6 +52,10 @@ def _paper(item: PaperItem) -> Block:
     if meta:
         html.append(escape(" · ".join(meta)))
         visible.append(" · ".join(meta))
+    affiliations = " · ".join(_shorten(a, 80) for a in paper_affiliations(paper))
+    if affiliations:
+        html.append(f"<i>{escape(affiliations)}</i>")
+        visible.append(affiliations)
     if item.tags:
         shown = [_shorten(t, 60) for t in item.tags[:8]]
         tags = ", ".join(
@@ -59,12 +63,26 @@ def _paper(item: PaperItem) -> Block:
         )
         html.append(f"🏷 {tags}")
         visible.append("🏷 " + ", ".join(shown))
+    if item.tldr:
+        summary = _shorten(item.tldr, 600)
+        html.append(f"TL;DR: {escape(summary)}")
+        visible.append(f"TL;DR: {summary}")
+        if paper.pdf_url:
+            abs_link = f'<a href="{escape(paper.abs_url)}">abs</a>'
+            html.append(f'{abs_link} · <a href="{escape(paper.pdf_url)}">PDF</a>')
+            visible.append("abs · PDF")
     return Block("\n".join(html), utf16_len("\n".join(visible)))
 
 
 def blocks(reply: Reply) -> list[Block]:
     parts = [_text(line) for line in reply.lines]
     parts += [_paper(item) for item in reply.papers]
+    for section in reply.sections:
+        heading = _shorten(section.heading, 200)
+        parts.append(Block(f"<b>{escape(heading)}</b>", utf16_len(heading)))
+        parts += [_paper(item) for item in section.papers]
+        if section.footer:
+            parts.append(_text(section.footer))
     if reply.footer:
         parts.append(_text(reply.footer))
     return [p for p in parts if p.visible]

@@ -126,7 +126,12 @@ def test_db_upgrade_then_current(tmp_path: Path) -> None:
     upgraded = paperwatch("db", "upgrade", cwd=tmp_path)
     assert upgraded.returncode == 0, upgraded.stderr
     current = paperwatch("db", "current", cwd=tmp_path)
-    assert "revision 0001" in current.stdout
+    from alembic.script import ScriptDirectory
+
+    from storage.database import alembic_config
+
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert f"revision {head}" in current.stdout
 
 
 def test_ingest_file_is_idempotent(tmp_path: Path) -> None:

@@ -1,0 +1,118 @@
+"""Composing the long-running bot: database, catalog, adapters, scheduler on one loop.
+
+Everything long-lived is opened here at start-up, passed down, and closed at
+shutdown. `bot.cli` builds the Settings and calls in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from typing import TextIO
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.adapters.console import ConsoleMessenger, run_console
+from bot.arxiv.client import ArxivClient
+from bot.arxiv.poller import Poller
+from bot.config import Settings
+from bot.delivery.messenger import Messenger
+from bot.delivery.worker import Deliverer
+from bot.ingest import load_sample_if_empty
+from bot.scheduler import Jobs, build_scheduler
+from bot.topics.catalog import Catalog, CatalogError, load_catalog
+from bot.topics.query import QueryError
+from bot.topics.tagging import catalog_rules
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
+
+log = logging.getLogger(__name__)
+
+
+class StartupError(RuntimeError):
+    """Something a person must fix before paperwatch can start; one line, no traceback."""
+
+
+async def open_database(settings: Settings, *, migrate: bool = True) -> Database:
+    """Open the database and bring its schema up to date."""
+    db = Database(settings.database_url)
+    if migrate:
+        try:
+            await db.upgrade()
+        except (OSError, SQLAlchemyError) as exc:
+            await db.dispose()
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise StartupError(f"cannot open the database: {reason}") from exc
+    return db
+
+
+def open_catalog() -> Catalog:
+    try:
+        catalog = load_catalog()
+        catalog_rules(catalog)  # compile every rule now: a broken one fails at start-up
+    except (CatalogError, QueryError) as exc:
+        raise StartupError(f"the topic catalog is broken: {exc}") from exc
+    return catalog
+
+
+def build_poller(settings: Settings, db: Database, catalog: Catalog) -> Poller:
+    return Poller(
+        ArxivClient(settings),
+        db.uow,
+        settings.arxiv_categories,
+        oai_url=settings.arxiv_oai_url,
+        catalog=catalog,
+    )
+
+
+async def wait_for_stop() -> None:
+    """Until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+async def run_bot(
+    settings: Settings, *, role: str = "all", stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
+) -> int:
+    """The bot: chat adapters, the arXiv poller and the outbox worker on one loop.
+
+    Without chat tokens (and in role "all") the chat is this terminal, until end of
+    input; otherwise it runs until SIGINT/SIGTERM.
+    """
+    if settings.telegram_enabled or settings.slack_enabled:
+        raise StartupError(
+            "chat tokens are set, but this version has only the terminal chat; "
+            "unset TELEGRAM_BOT_TOKEN / SLACK_BOT_TOKEN or use `paperwatch console`"
+        )
+    catalog = open_catalog()
+    db = await open_database(settings)
+    ctx = Context(uow=db.uow, catalog=catalog)
+    console = role == "all"
+    messengers: dict[str, Messenger] = {}
+    if console:
+        messengers["console"] = ConsoleMessenger(stdout)
+        await load_sample_if_empty(db.uow, catalog)
+    poller = build_poller(settings, db, catalog) if role in ("all", "poller") else None
+    deliverer = Deliverer(db.uow, messengers, catalog) if role in ("all", "worker") else None
+    scheduler = build_scheduler(Jobs(db, poller, deliverer), role=role)
+    scheduler.start()
+    log.info("paperwatch running role=%s adapters=%s", role, ",".join(messengers) or "none")
+    try:
+        if console:
+            await run_console(REGISTRY, ctx, stdin, stdout, interactive=stdin.isatty())
+        else:
+            await wait_for_stop()
+    finally:
+        scheduler.shutdown(wait=False)
+        if poller is not None:
+            await poller.aclose()
+        await db.dispose()
+    return 0

@@ -1,0 +1,130 @@
+"""What an alert or a digest says, as a neutral `Reply` every platform renders.
+
+Built at sending time from the current state, so a tag muted after a paper was
+queued is still respected, and an alert whose every reason was muted is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.delivery.tldr import tldr
+from bot.domain import (
+    Action,
+    Button,
+    Paper,
+    PaperItem,
+    Reply,
+    Section,
+    Subscription,
+    SubscriptionKind,
+)
+from bot.topics.catalog import Catalog
+
+DIGEST_PER_TOPIC = 5
+MUTE_BUTTONS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """What one chat follows and mutes."""
+
+    subscriptions: tuple[Subscription, ...]
+    mutes: tuple[tuple[str, str], ...]  # (tag, scope); scope "" = everywhere
+
+    def reasons(self, paper: Paper) -> tuple[Subscription, ...]:
+        """The subscriptions that bring `paper` to this chat, after mutes."""
+        tags = set(paper.tags)
+        muted = {(t, scope) for t, scope in self.mutes if t in tags}
+        return tuple(
+            s
+            for s in self.subscriptions
+            if s.tag in tags and not any(scope in ("", s.tag) for _, scope in muted)
+        )
+
+
+def _name(catalog: Catalog, tag: str, subs: Sequence[Subscription]) -> str:
+    topic = catalog.by_slug(tag)
+    if topic is not None:
+        return topic.name
+    return next((s.label for s in subs if s.tag == tag), tag)
+
+
+def paper_item(catalog: Catalog, paper: Paper, audience: Audience, *, summary: bool) -> PaperItem:
+    followed = {s.tag for s in audience.reasons(paper)}
+    mine = {s.tag for s in audience.subscriptions}
+    visible = [t for t in paper.tags if catalog.by_slug(t) or t in mine]
+    subs = audience.subscriptions
+    return PaperItem(
+        paper=paper,
+        tags=tuple(_name(catalog, t, subs) for t in visible),
+        followed_tags=tuple(_name(catalog, t, subs) for t in visible if t in followed),
+        tldr=tldr(paper.abstract) if summary else "",
+    )
+
+
+def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
+    """One new paper, with the topics that brought it and the buttons to act on it."""
+    reasons = audience.reasons(paper)
+    if not reasons:
+        return None
+    labels = ", ".join(s.label for s in reasons)
+    first = reasons[0]
+    others = [t for t in paper.tags if catalog.by_slug(t) and t not in {s.tag for s in reasons}]
+    buttons: list[tuple[Button, ...]] = [
+        tuple(
+            Button(f"Mute {_name(catalog, t, audience.subscriptions)}", Action.MUTE, t)
+            for t in others[:MUTE_BUTTONS]
+        ),
+        (
+            Button("Why this paper?", Action.WHY, paper.arxiv_id),
+            Button(f"Latest in {first.label}", Action.LATEST, first.tag),
+        ),
+    ]
+    if first.kind is SubscriptionKind.TOPIC:
+        buttons.append((Button(f"Unfollow {first.label}", Action.UNFOLLOW, first.tag),))
+    return Reply(
+        lines=(f"New on {labels}:",),
+        papers=(paper_item(catalog, paper, audience, summary=True),),
+        buttons=tuple(row for row in buttons if row),
+    )
+
+
+def digest(
+    catalog: Catalog, papers: Sequence[Paper], audience: Audience, title: str
+) -> Reply | None:
+    """Papers grouped by followed topic, best first, at most a few per topic."""
+    placed: dict[str, list[Paper]] = {s.tag: [] for s in audience.subscriptions}
+    for paper in papers:
+        reasons = audience.reasons(paper)
+        if reasons:
+            placed[reasons[0].tag].append(paper)
+    if not any(placed.values()):
+        return None
+
+    sections = []
+    total = 0
+    for sub in audience.subscriptions:
+        found = sorted(
+            placed[sub.tag], key=lambda p: (-len(audience.reasons(p)), -_day(p), p.arxiv_id)
+        )
+        if not found:
+            continue
+        total += len(found)
+        shown = found[:DIGEST_PER_TOPIC]
+        more = len(found) - len(shown)
+        sections.append(
+            Section(
+                heading=f"{sub.label} ({len(found)} new)",
+                papers=tuple(paper_item(catalog, p, audience, summary=False) for p in shown),
+                footer=f"+{more} more: /latest {sub.label}" if more else None,
+            )
+        )
+    return Reply(
+        lines=(f"{title}: {total} new paper(s) on what you follow.",), sections=tuple(sections)
+    )
+
+
+def _day(paper: Paper) -> int:
+    return paper.announced.toordinal() if paper.announced else 0

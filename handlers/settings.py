@@ -1,0 +1,269 @@
+"""Delivery settings: /digest, /timezone, /quiet, /pause, /resume, /mute, /unmute, /muted."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from rapidfuzz import process
+
+from bot.delivery.schedule import WEEKDAYS, next_digest_at, parse_hhmm
+from bot.domain import Chat, Command, DigestMode, Reply
+from bot.topics.resolve import resolve_topic
+from handlers.base import CommandSpec, Context
+from handlers.subscriptions import unknown_topic, usage_error
+
+
+def _describe(chat: Chat) -> str:
+    if chat.digest_mode is DigestMode.INSTANT:
+        text = "New papers are sent as soon as they are announced"
+    elif chat.digest_mode is DigestMode.DAILY:
+        text = f"A daily digest at {chat.digest_time}"
+    elif chat.digest_mode is DigestMode.WEEKLY:
+        text = f"A weekly digest on {WEEKDAYS[chat.digest_weekday].title()} at {chat.digest_time}"
+    else:
+        text = "No alerts or digests (subscriptions are kept)"
+    text += f", time zone {chat.timezone}."
+    if chat.quiet_start and chat.quiet_end:
+        text += f" Quiet hours {chat.quiet_start}-{chat.quiet_end}."
+    if chat.paused:
+        text += " Paused: /resume to restart."
+    return text
+
+
+def _parse_digest(args: str) -> dict[str, object]:
+    """ "daily 07:30" -> settings; ValueError with a readable message otherwise."""
+    words = args.lower().split()
+    if not words:
+        raise ValueError("Which mode?")
+    mode, rest = words[0], words[1:]
+    if mode in ("instant", "off"):
+        if rest:
+            raise ValueError(f"/digest {mode} takes nothing after it.")
+        return {"digest_mode": mode}
+    if mode == "daily" and len(rest) <= 1:
+        values: dict[str, object] = {"digest_mode": mode}
+        if rest:
+            values["digest_time"] = parse_hhmm(rest[0]).strftime("%H:%M")
+        return values
+    if mode == "weekly" and len(rest) <= 2:
+        values = {"digest_mode": mode}
+        for word in rest:
+            if ":" in word:
+                values["digest_time"] = parse_hhmm(word).strftime("%H:%M")
+            else:
+                day = next((d for d in WEEKDAYS if d.startswith(word[:3])), None)
+                if day is None or len(word) < 3:
+                    raise ValueError(f"{word!r} is not a day of the week.")
+                values["digest_weekday"] = WEEKDAYS.index(day)
+        return values
+    raise ValueError(f"I don't understand {args!r}.")
+
+
+async def digest(cmd: Command, ctx: Context) -> Reply:
+    """Choose instant alerts, a daily or weekly digest, or nothing."""
+    if not cmd.args:
+        async with ctx.uow() as uow:
+            chat = await uow.chats.get(cmd.chat)
+        current = _describe(chat) if chat else "A daily digest at 08:00, time zone UTC (default)."
+        return Reply.text(current, f"Change it with {DIGEST.usage}")
+    try:
+        values = _parse_digest(cmd.args)
+    except ValueError as exc:
+        return usage_error(DIGEST.usage, f"{exc} Nothing was changed.")
+    now = ctx.clock()
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        await uow.chats.update(chat.id, **values)
+        chat = await uow.chats.get_by_id(chat.id)
+        assert chat is not None
+        await uow.chats.update(chat.id, next_digest_at=next_digest_at(chat, now))
+        if chat.digest_mode is DigestMode.INSTANT:
+            await uow.outbox.release_held(chat.id, now)
+        await uow.commit()
+    return Reply(lines=(_describe(chat),), changes_chat=True)
+
+
+async def timezone(cmd: Command, ctx: Context) -> Reply:
+    """Set the chat's time zone (IANA name, e.g. Europe/Berlin)."""
+    name = cmd.args.strip()
+    if not name:
+        return usage_error(TIMEZONE.usage, "Which time zone?")
+    try:
+        if "/" not in name and name.upper() != "UTC":
+            raise ZoneInfoNotFoundError(name)
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        close = process.extract(name, sorted(available_timezones()), limit=3, score_cutoff=60)
+        hint = f" Did you mean: {', '.join(c[0] for c in close)}?" if close else ""
+        return usage_error(
+            TIMEZONE.usage, f'"{name}" is not a time zone I know.{hint} Nothing was changed.'
+        )
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        await uow.chats.update(chat.id, timezone=name)
+        chat = await uow.chats.get_by_id(chat.id)
+        assert chat is not None
+        await uow.chats.update(chat.id, next_digest_at=next_digest_at(chat, ctx.clock()))
+        await uow.commit()
+    return Reply(lines=(_describe(chat),), changes_chat=True)
+
+
+async def quiet(cmd: Command, ctx: Context) -> Reply:
+    """Hold instant alerts during quiet hours, e.g. /quiet 22:00-07:00 (or /quiet off)."""
+    text = cmd.args.strip().lower()
+    if not text:
+        return usage_error(QUIET.usage, "Which hours?")
+    if text == "off":
+        values: dict[str, object] = {"quiet_start": None, "quiet_end": None}
+    else:
+        start, _, end = text.partition("-")
+        try:
+            values = {
+                "quiet_start": parse_hhmm(start).strftime("%H:%M"),
+                "quiet_end": parse_hhmm(end).strftime("%H:%M"),
+            }
+        except ValueError:
+            return usage_error(QUIET.usage, "Write the hours as HH:MM-HH:MM. Nothing was changed.")
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        await uow.chats.update(chat.id, **values)
+        chat = await uow.chats.get_by_id(chat.id)
+        await uow.commit()
+    assert chat is not None
+    return Reply(lines=(_describe(chat),), changes_chat=True)
+
+
+async def _set_paused(cmd: Command, ctx: Context, paused: bool) -> Reply:
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        await uow.chats.update(chat.id, paused=paused)
+        await uow.commit()
+    if paused:
+        return Reply(
+            lines=("Paused. Nothing is sent until /resume; nothing is lost.",), changes_chat=True
+        )
+    return Reply(lines=("Resumed. What waited will arrive shortly.",), changes_chat=True)
+
+
+async def pause(cmd: Command, ctx: Context) -> Reply:
+    """Stop sending alerts and digests for now."""
+    return await _set_paused(cmd, ctx, True)
+
+
+async def resume(cmd: Command, ctx: Context) -> Reply:
+    """Start sending again."""
+    return await _set_paused(cmd, ctx, False)
+
+
+def _split_scope(text: str) -> tuple[str, str | None]:
+    """ "Web Agents in RL for LLM Agents" -> ("Web Agents", "RL for LLM Agents")."""
+    head, sep, tail = text.rpartition(" in ")
+    return (head, tail) if sep and head.strip() and tail.strip() else (text, None)
+
+
+async def mute(cmd: Command, ctx: Context) -> Reply:
+    """Never send papers with this tag (optionally only within one followed topic)."""
+    if not cmd.args:
+        return usage_error(MUTE.usage, "Which tag?")
+    tag_text, scope_text = _split_scope(cmd.args)
+    resolution = resolve_topic(tag_text, ctx.catalog)
+    if resolution.topic is None:
+        return unknown_topic(tag_text, resolution.suggestions, offer_query=False)
+    tag = resolution.topic
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        scope = ""
+        scope_label = ""
+        if scope_text is not None:
+            subs = await uow.subscriptions.for_chat(chat.id)
+            wanted = resolve_topic(scope_text, ctx.catalog).topic
+            sub = next((s for s in subs if wanted and s.tag == wanted.slug), None) or next(
+                (s for s in subs if s.label.lower() == scope_text.strip().lower()), None
+            )
+            if sub is None:
+                return Reply.text(
+                    f'You don\'t follow "{scope_text}", so there is nothing to mute it in.',
+                    "Nothing was changed. /list shows what you follow.",
+                    is_error=True,
+                )
+            scope, scope_label = sub.tag, sub.label
+        created = await uow.mutes.add(chat.id, tag.slug, scope)
+        await uow.commit()
+    where = f" in {scope_label}" if scope_label else ""
+    if not created:
+        return Reply.text(f"{tag.name} is already muted{where}.")
+    return Reply(
+        lines=(
+            f"Muted {tag.name}{where}: such papers will not be sent.",
+            f"/unmute {tag.name} undoes it.",
+        ),
+        changes_chat=True,
+    )
+
+
+async def unmute(cmd: Command, ctx: Context) -> Reply:
+    """Send papers with this tag again."""
+    if not cmd.args:
+        return usage_error(UNMUTE.usage, "Which tag? /muted lists them.")
+    resolution = resolve_topic(cmd.args, ctx.catalog)
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        removed = 0
+        if chat is not None and resolution.topic is not None:
+            removed = await uow.mutes.remove(chat.id, resolution.topic.slug)
+            await uow.commit()
+    if not removed:
+        return Reply.text(f'"{cmd.args}" is not muted here. /muted lists what is.', is_error=True)
+    assert resolution.topic is not None
+    return Reply(lines=(f"Unmuted {resolution.topic.name}.",), changes_chat=True)
+
+
+async def muted(cmd: Command, ctx: Context) -> Reply:
+    """List the muted tags."""
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        mutes = await uow.mutes.for_chat(chat.id) if chat else []
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+    if not mutes:
+        return Reply.text("Nothing is muted.", f"Usage: {MUTE.usage}")
+    labels = {s.tag: s.label for s in subs}
+    lines = ["Muted:"]
+    for tag, scope in sorted(mutes):
+        topic = ctx.catalog.by_slug(tag)
+        name = topic.name if topic else tag
+        lines.append(f"• {name}" + (f" (in {labels.get(scope, scope)})" if scope else ""))
+    return Reply(lines=tuple(lines))
+
+
+DIGEST = CommandSpec(
+    "digest",
+    digest,
+    "how papers reach you: instant, daily, weekly or off",
+    "/digest instant | daily [HH:MM] | weekly [day] [HH:MM] | off",
+    changes_chat=True,
+)
+TIMEZONE = CommandSpec(
+    "timezone", timezone, "set this chat's time zone", "/timezone Europe/Berlin", changes_chat=True
+)
+QUIET = CommandSpec(
+    "quiet",
+    quiet,
+    "hold instant alerts during quiet hours",
+    "/quiet 22:00-07:00 | off",
+    changes_chat=True,
+)
+PAUSE = CommandSpec("pause", pause, "stop sending for now", "/pause", changes_chat=True, max_args=0)
+RESUME = CommandSpec(
+    "resume", resume, "start sending again", "/resume", changes_chat=True, max_args=0
+)
+MUTE = CommandSpec(
+    "mute",
+    mute,
+    "never send papers with a tag (optionally within one topic)",
+    "/mute <tag> [in <followed topic>]",
+    changes_chat=True,
+)
+UNMUTE = CommandSpec(
+    "unmute", unmute, "send papers with a tag again", "/unmute <tag>", changes_chat=True
+)
+MUTED = CommandSpec("muted", muted, "list the muted tags", "/muted", max_args=0)

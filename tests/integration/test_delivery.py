@@ -1,0 +1,336 @@
+"""The outbox end to end on both databases, with a recording messenger at the port.
+
+Time is injected: every test runs on a fake clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.adapters.console import CONSOLE_CHAT, handle_line
+from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
+from bot.delivery.worker import Deliverer, fold_due_digests
+from bot.domain import AnnounceType, Author, Chat, Paper, Platform, Reply
+from bot.ingest import store
+from bot.topics.catalog import Catalog
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
+
+START = datetime(2026, 9, 24, 6, 0, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+class Recorder:
+    """A Messenger at the port: records what would be sent; can be told to fail."""
+
+    platform = Platform.CONSOLE
+
+    def __init__(self, parts: int = 1) -> None:
+        self.sent: list[tuple[str, str]] = []
+        self.failures: list[Exception] = []
+        self.parts = parts
+
+    def render(self, chat: Chat, reply: Reply) -> list[str]:
+        text = "\n".join(reply.lines + tuple(p.paper.title for p in reply.papers))
+        text += "".join(
+            f"\n{s.heading}: " + ", ".join(p.paper.title for p in s.papers) for s in reply.sections
+        )
+        return [f"[{i + 1}/{self.parts}] {text}" for i in range(self.parts)]
+
+    async def deliver(self, chat: Chat, message: object) -> None:
+        if self.failures:
+            raise self.failures.pop(0)
+        self.sent.append((chat.external_id, str(message)))
+
+
+def paper(n: int, title: str, abstract: str, **extra: object) -> Paper:
+    return Paper(
+        arxiv_id=f"2609.{n:05d}",
+        title=title,
+        abstract=abstract,
+        authors=(Author("Ada Lovelace", ("Analytical Engines",)),),
+        categories=("cs.LG",),
+        announced=START.date(),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+WEB_RL = paper(
+    1,
+    "Reinforcement learning for web agents",
+    "We train a web agent with reinforcement learning on browsing tasks.",
+)
+RAG = paper(2, "Agentic RAG for agents", "An agent decides when to call RAG retrieval.")
+OTHER = paper(3, "Protein folding", "Nothing about our topics.")
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(START)
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def chat_ctx(db: Database, small_catalog: Catalog, clock: Clock) -> Context:
+    return Context(uow=db.uow, catalog=small_catalog, clock=clock)
+
+
+@pytest.fixture
+def deliverer(db: Database, small_catalog: Catalog, clock: Clock, recorder: Recorder) -> Deliverer:
+    return Deliverer(db.uow, {"console": recorder}, small_catalog, clock=clock, max_attempts=3)
+
+
+async def say(ctx: Context, line: str) -> str:
+    reply = await handle_line(line, REGISTRY, ctx)
+    assert reply is not None
+    return "\n".join(reply.lines)
+
+
+async def ingest(db: Database, catalog: Catalog, clock: Clock, *papers: Paper) -> None:
+    async with db.uow() as uow:
+        await store(uow, papers, catalog, clock())
+        await uow.commit()
+
+
+async def outbox(db: Database) -> dict[str, int]:
+    async with db.uow() as uow:
+        return await uow.outbox.counts()
+
+
+async def test_one_alert_per_paper_listing_every_followed_topic(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/follow Reinforcement Learning")
+    assert "sent as soon as" in await say(chat_ctx, "/digest instant")
+    await ingest(db, small_catalog, clock, WEB_RL, OTHER)
+    assert await deliverer.drain() == 1
+    assert len(recorder.sent) == 1
+    text = recorder.sent[0][1]
+    assert "New on Web Agents, Reinforcement Learning:" in text
+    assert WEB_RL.title in text
+
+    # Storing the same papers again, or a new version of one, alerts nobody.
+    await ingest(db, small_catalog, clock, WEB_RL, OTHER)
+    await ingest(
+        db, small_catalog, clock, replace(WEB_RL, version=2, announce_type=AnnounceType.REPLACE)
+    )
+    assert await deliverer.drain() == 0
+    assert await outbox(db) == {"sent": 1}
+
+
+async def test_unscoped_and_scoped_mutes(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/follow Reinforcement Learning")
+    await say(chat_ctx, "/follow RL for LLM Agents")
+    await say(chat_ctx, "/digest instant")
+    # Web Agents muted only within "Reinforcement Learning": WEB_RL still comes via the other topic.
+    assert "Muted Web Agents in Reinforcement Learning" in await say(
+        chat_ctx, "/mute Web Agents in Reinforcement Learning"
+    )
+    await ingest(db, small_catalog, clock, WEB_RL)
+    await deliverer.drain()
+    assert len(recorder.sent) == 1 and "New on RL for LLM Agents:" in recorder.sent[0][1]
+
+    # Muted everywhere: the next such paper is never queued at all.
+    await say(chat_ctx, "/mute Web Agents")
+    await ingest(db, small_catalog, clock, replace(WEB_RL, arxiv_id="2609.00099"))
+    assert await deliverer.drain() == 0 and len(recorder.sent) == 1
+    muted = await say(chat_ctx, "/muted")
+    assert "• Web Agents" in muted and "(in Reinforcement Learning)" in muted
+
+
+async def test_a_mute_pressed_after_queueing_still_holds(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/digest instant")
+    await ingest(db, small_catalog, clock, WEB_RL)
+    await say(chat_ctx, "/unfollow Web Agents")
+    assert await deliverer.drain() == 1
+    assert recorder.sent == []  # nothing left to say: dropped, not sent
+    assert await outbox(db) == {"sent": 1}
+
+
+async def test_daily_digest_in_the_chats_time_zone(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/timezone Europe/Berlin")
+    assert "daily digest at 07:30" in await say(chat_ctx, "/digest daily 07:30")
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/follow Agentic RAG")
+    await ingest(db, small_catalog, clock, WEB_RL, RAG, OTHER)
+    assert await deliverer.drain() == 0  # held for the digest
+
+    clock.now = datetime(2026, 9, 25, 5, 29, tzinfo=UTC)  # 07:29 in Berlin (CEST)
+    assert await fold_due_digests(db.uow, clock()) == 0
+    clock.now = datetime(2026, 9, 25, 5, 30, tzinfo=UTC)  # 07:30 in Berlin
+    assert await fold_due_digests(db.uow, clock()) == 1
+    assert await deliverer.drain() == 1
+    text = recorder.sent[0][1]
+    assert "Your daily digest: 2 new paper(s)" in text
+    assert (
+        f"Web Agents (1 new): {WEB_RL.title}" in text
+        and f"Agentic RAG (1 new): {RAG.title}" in text
+    )
+    async with db.uow() as uow:
+        chat = await uow.chats.get(CONSOLE_CHAT)
+    assert chat.next_digest_at == datetime(2026, 9, 26, 5, 30, tzinfo=UTC)
+
+    # Nothing new by the next digest: no message at all.
+    clock.now = datetime(2026, 9, 26, 5, 31, tzinfo=UTC)
+    await fold_due_digests(db.uow, clock())
+    assert await deliverer.drain() == 0
+
+
+async def test_digest_time_follows_daylight_saving(db, small_catalog, clock, chat_ctx) -> None:
+    clock.now = datetime(2026, 10, 24, 12, 0, tzinfo=UTC)
+    await say(chat_ctx, "/timezone Europe/Berlin")
+    await say(chat_ctx, "/digest daily 08:00")
+    async with db.uow() as uow:
+        before = await uow.chats.get(CONSOLE_CHAT)
+    assert before.next_digest_at == datetime(2026, 10, 25, 7, 0, tzinfo=UTC)  # CET from 25 Oct
+    clock.now = datetime(2026, 10, 25, 7, 0, tzinfo=UTC)
+    await fold_due_digests(db.uow, clock())
+    async with db.uow() as uow:
+        after = await uow.chats.get(CONSOLE_CHAT)
+    assert after.next_digest_at == datetime(2026, 10, 26, 7, 0, tzinfo=UTC)
+
+
+async def test_quiet_hours_hold_instant_alerts(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/digest instant")
+    await say(chat_ctx, "/quiet 22:00-07:00")
+    clock.now = datetime(2026, 9, 24, 23, 0, tzinfo=UTC)
+    await ingest(db, small_catalog, clock, WEB_RL)
+    await deliverer.drain()
+    assert recorder.sent == []
+    clock.now = datetime(2026, 9, 25, 7, 0, tzinfo=UTC)
+    await deliverer.drain()
+    assert len(recorder.sent) == 1
+
+
+async def test_paused_chats_wait_and_lose_nothing(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/digest instant")
+    await say(chat_ctx, "/pause")
+    await ingest(db, small_catalog, clock, WEB_RL)
+    assert await deliverer.drain() == 0
+    await say(chat_ctx, "/resume")
+    assert await deliverer.drain() == 1 and len(recorder.sent) == 1
+
+
+@pytest.mark.parametrize(
+    ("failure", "expect_active", "expect_sent_after_retry"),
+    [
+        (RateLimited(7), True, True),
+        (Transient("timeout"), True, True),
+        (RecipientGone("blocked"), False, False),
+    ],
+)
+async def test_platform_errors_mean_something(
+    db,
+    small_catalog,
+    clock,
+    chat_ctx,
+    deliverer,
+    recorder,
+    failure,
+    expect_active,
+    expect_sent_after_retry,
+) -> None:
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/digest instant")
+    await ingest(db, small_catalog, clock, WEB_RL)
+    recorder.failures.append(failure)
+    await deliverer.drain()
+    assert recorder.sent == []
+    clock.advance(hours=2)
+    await deliverer.drain()
+    assert (len(recorder.sent) == 1) is expect_sent_after_retry
+    async with db.uow() as uow:
+        chat = await uow.chats.get(CONSOLE_CHAT)
+    assert chat.active is expect_active
+    if not expect_active:  # /start brings the chat back, and what waited is delivered
+        await say(chat_ctx, "/start")
+        await deliverer.drain()
+        assert len(recorder.sent) == 1
+
+
+async def test_transient_failures_end_in_the_dead_letter_queue(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/digest instant")
+    await ingest(db, small_catalog, clock, WEB_RL)
+    for _ in range(deliverer.max_attempts):
+        recorder.failures.append(Transient("server error"))
+        await deliverer.drain()
+        clock.advance(hours=3)
+    assert await outbox(db) == {"dead": 1}
+    async with db.uow() as uow:
+        dead = await uow.outbox.dead_letters()
+    assert "server error" in (dead[0][3] or "")
+
+
+async def test_a_moved_chat_keeps_everything(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/digest instant")
+    await ingest(db, small_catalog, clock, WEB_RL)
+    recorder.failures.append(ChatMoved("-1009999"))
+    await deliverer.drain()
+    assert len(recorder.sent) == 1 and recorder.sent[0][0] == "-1009999"
+    async with db.uow() as uow:
+        assert await uow.chats.get(CONSOLE_CHAT) is None
+        assert (await uow.subscriptions.for_chat(1))[0].label == "Web Agents"
+
+
+async def test_a_long_digest_resumes_at_the_part_that_failed(
+    db, small_catalog, clock, chat_ctx, recorder
+) -> None:
+    recorder.parts = 3
+    deliverer = Deliverer(db.uow, {"console": recorder}, small_catalog, clock=clock)
+    await say(chat_ctx, "/follow Web Agents")
+    await ingest(db, small_catalog, clock, WEB_RL)
+    clock.advance(days=1)
+    await fold_due_digests(db.uow, clock())
+    recorder.failures = []
+    original = recorder.deliver
+    calls = {"n": 0}
+
+    async def flaky(chat: Chat, message: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise Transient("connection reset")
+        await original(chat, message)
+
+    recorder.deliver = flaky  # type: ignore[method-assign]
+    await deliverer.drain()
+    clock.advance(hours=1)
+    await deliverer.drain()
+    assert [m[:5] for _, m in recorder.sent] == ["[1/3]", "[2/3]", "[3/3]"]
