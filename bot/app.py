@@ -16,6 +16,7 @@ from typing import TextIO
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import ConsoleMessenger, run_console
+from bot.adapters.telegram import TelegramAdapter
 from bot.arxiv.client import ArxivClient
 from bot.arxiv.poller import Poller
 from bot.config import Settings
@@ -87,31 +88,40 @@ async def run_bot(
     Without chat tokens (and in role "all") the chat is this terminal, until end of
     input; otherwise it runs until SIGINT/SIGTERM.
     """
-    if settings.telegram_enabled or settings.slack_enabled:
+    if settings.slack_enabled:
         raise StartupError(
-            "chat tokens are set, but this version has only the terminal chat; "
-            "unset TELEGRAM_BOT_TOKEN / SLACK_BOT_TOKEN or use `paperwatch console`"
+            "SLACK_BOT_TOKEN is set, but this version has no Slack adapter yet; unset it"
         )
     catalog = open_catalog()
     db = await open_database(settings)
     ctx = Context(uow=db.uow, catalog=catalog)
-    console = role == "all"
+    console = role == "all" and not settings.telegram_enabled
     messengers: dict[str, Messenger] = {}
+    adapters: list[TelegramAdapter] = []
     if console:
         messengers["console"] = ConsoleMessenger(stdout)
         await load_sample_if_empty(db.uow, catalog)
+    if settings.telegram_enabled:
+        telegram = TelegramAdapter(settings, REGISTRY, ctx)
+        messengers["telegram"] = telegram.messenger
+        adapters.append(telegram)
     poller = build_poller(settings, db, catalog) if role in ("all", "poller") else None
     deliverer = Deliverer(db.uow, messengers, catalog) if role in ("all", "worker") else None
     scheduler = build_scheduler(Jobs(db, poller, deliverer), role=role)
-    scheduler.start()
-    log.info("paperwatch running role=%s adapters=%s", role, ",".join(messengers) or "none")
     try:
+        for adapter in adapters:
+            await adapter.start()
+        scheduler.start()
+        log.info("paperwatch running role=%s adapters=%s", role, ",".join(messengers) or "none")
         if console:
             await run_console(REGISTRY, ctx, stdin, stdout, interactive=stdin.isatty())
         else:
             await wait_for_stop()
     finally:
-        scheduler.shutdown(wait=False)
+        if scheduler.running:
+            scheduler.shutdown(wait=False)
+        for adapter in adapters:
+            await adapter.stop()
         if poller is not None:
             await poller.aclose()
         await db.dispose()

@@ -52,6 +52,21 @@ class Settings(BaseSettings):
     telegram_api_base_url: str = Field(
         default="https://api.telegram.org/bot", validation_alias="TELEGRAM_API_BASE_URL"
     )
+    # Webhook mode when a public URL is set; long polling otherwise.
+    telegram_webhook_url: str | None = Field(default=None, validation_alias="TELEGRAM_WEBHOOK_URL")
+    telegram_webhook_secret: SecretStr | None = Field(
+        default=None, validation_alias="TELEGRAM_WEBHOOK_SECRET"
+    )
+    telegram_webhook_listen: str = Field(
+        default="0.0.0.0", validation_alias="TELEGRAM_WEBHOOK_LISTEN"
+    )
+    telegram_webhook_port: int = Field(
+        default=8443, ge=1, le=65535, validation_alias="TELEGRAM_WEBHOOK_PORT"
+    )
+    # In groups, only chat administrators may change subscriptions and settings.
+    telegram_group_admins_only: bool = Field(
+        default=True, validation_alias="TELEGRAM_GROUP_ADMINS_ONLY"
+    )
 
     slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
     slack_app_token: SecretStr | None = Field(default=None, validation_alias="SLACK_APP_TOKEN")

@@ -200,6 +200,28 @@ class FakeTelegram(BotApiMethods):
             query |= {"chat_instance": str(abs(chat_id) * 7919), "data": data}
             return self._queue({"callback_query": query})
 
+    def push_callback(
+        self, chat_id: int, data: str, *, message_id: int = 1, user_id: int | None = None
+    ) -> dict:
+        """Queue a callback_query with any data, as a forged or stale client would send."""
+        with self._cond:
+            query_id = str(7_000_000_000 + self._next_update_id)
+            self._pending_callbacks.add(query_id)
+            message = self._messages.get((chat_id, message_id)) or {
+                "message_id": message_id,
+                "date": int(time.time()),
+                "chat": self._chat(chat_id, "private" if chat_id > 0 else "supergroup"),
+                "text": "an old message",
+            }
+            query = {
+                "id": query_id,
+                "from": self._user(_speaker(chat_id, user_id)),
+                "message": copy.deepcopy(message),
+                "chat_instance": str(abs(chat_id) * 7919),
+                "data": data,
+            }
+            return self._queue({"callback_query": query})
+
     def set_admins(
         self, chat_id: int, user_ids: list[int], *, creator_id: int | None = None
     ) -> None:

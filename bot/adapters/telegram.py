@@ -1,0 +1,341 @@
+"""Telegram, through python-telegram-bot: translate at the edge, nothing else.
+
+Updates become neutral `Command`s for the shared handlers; `Reply`s come back as
+escaped HTML (see `bot.delivery.telegram_render`) with signed inline buttons. The
+same rate limiter throttles replies and outbox deliveries: about 30 messages/s
+overall, 20/min per group and 1/s per chat (private chats included), retrying after
+Telegram's `retry_after` when it answers 429.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from aiolimiter import AsyncLimiter
+from telegram import (
+    BotCommand,
+    CallbackQuery,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    LinkPreviewOptions,
+    Message,
+    Update,
+)
+from telegram import Chat as TgChat
+from telegram.constants import ChatMemberStatus, ParseMode
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+
+from bot.config import Settings
+from bot.delivery import buttons
+from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
+from bot.delivery.telegram_render import render
+from bot.domain import Action, Chat, ChatKind, ChatRef, Command, Platform, Reply
+from handlers.base import Context, Registry, not_a_command
+from handlers.text import parse_command
+
+log = logging.getLogger(__name__)
+
+_KINDS = {
+    TgChat.PRIVATE: ChatKind.PRIVATE,
+    TgChat.GROUP: ChatKind.GROUP,
+    TgChat.SUPERGROUP: ChatKind.GROUP,
+    TgChat.CHANNEL: ChatKind.CHANNEL,
+}
+_BUTTON_COMMANDS = {
+    Action.FOLLOW: "follow",
+    Action.UNFOLLOW: "unfollow",
+    Action.MUTE: "mute",
+    Action.WHY: "why",
+    Action.LATEST: "latest",
+}
+_GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is deactivated")
+
+
+class ChatRateLimiter(AIORateLimiter):
+    """PTB's limiter plus a 1 message/s budget for every chat, and retries on 429."""
+
+    def __init__(self, *, per_chat_per_second: float = 1.0, max_retries: int = 5, **kwargs: Any):
+        super().__init__(max_retries=max_retries, **kwargs)
+        self._per_chat = per_chat_per_second
+        self._chats: dict[str, AsyncLimiter] = {}
+
+    def _chat_limiter(self, chat_id: object) -> AsyncLimiter:
+        key = str(chat_id)
+        if key not in self._chats:
+            if len(self._chats) > 4096:  # forget idle chats
+                self._chats = {k: v for k, v in self._chats.items() if not v.has_capacity(1)}
+            self._chats[key] = AsyncLimiter(1, 1 / self._per_chat)
+        return self._chats[key]
+
+    async def process_request(  # type: ignore[override]
+        self,
+        callback: Any,
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> Any:
+        chat_id = data.get("chat_id")
+        if chat_id is None or not self._per_chat:
+            return await super().process_request(
+                callback, args, kwargs, endpoint, data, rate_limit_args
+            )
+        async with self._chat_limiter(chat_id):
+            return await super().process_request(
+                callback, args, kwargs, endpoint, data, rate_limit_args
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class TelegramMessage:
+    html: str
+    markup: InlineKeyboardMarkup | None
+
+
+def keyboard(reply: Reply, chat_id: str, key: bytes) -> InlineKeyboardMarkup | None:
+    rows = []
+    for row in reply.buttons:
+        cells = []
+        for button in row:
+            data = buttons.encode(button, chat_id, key)
+            if data is not None:
+                cells.append(InlineKeyboardButton(button.text[:64], callback_data=data))
+        if cells:
+            rows.append(cells)
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def to_messages(reply: Reply, chat_id: str, key: bytes) -> list[TelegramMessage]:
+    """HTML messages within Telegram's limits; the buttons go on the last one."""
+    texts = render(reply)
+    markup = keyboard(reply, chat_id, key)
+    return [
+        TelegramMessage(text, markup if i == len(texts) - 1 else None)
+        for i, text in enumerate(texts)
+    ]
+
+
+class TelegramMessenger:
+    """The outbox's way into Telegram: PTB errors become delivery meanings."""
+
+    platform = Platform.TELEGRAM
+
+    def __init__(self, application: Application, key: bytes) -> None:
+        self._app = application
+        self._key = key
+
+    def render(self, chat: Chat, reply: Reply) -> Sequence[TelegramMessage]:
+        return to_messages(reply, chat.external_id, self._key)
+
+    async def deliver(self, chat: Chat, message: object) -> None:
+        assert isinstance(message, TelegramMessage)
+        try:
+            await send(self._app.bot, int(chat.external_id), message)
+        except RetryAfter as exc:
+            raise RateLimited(_seconds(exc.retry_after), "Telegram flood control") from exc
+        except ChatMigrated as exc:
+            raise ChatMoved(str(exc.new_chat_id)) from exc
+        except Forbidden as exc:
+            raise RecipientGone(exc.message) from exc
+        except BadRequest as exc:
+            if any(reason in exc.message.lower() for reason in _GONE):
+                raise RecipientGone(exc.message) from exc
+            raise
+        except (TimedOut, NetworkError) as exc:
+            raise Transient(str(exc)) from exc
+
+
+def _seconds(value: Any) -> float:
+    return float(value.total_seconds()) if hasattr(value, "total_seconds") else float(value)
+
+
+async def send(bot: Any, chat_id: int, message: TelegramMessage) -> Message:
+    return await bot.send_message(
+        chat_id=chat_id,
+        text=message.html,
+        parse_mode=ParseMode.HTML,
+        link_preview_options=LinkPreviewOptions(is_disabled=True),
+        reply_markup=message.markup,
+    )
+
+
+class TelegramAdapter:
+    """Runs the bot on Telegram: long polling, or a webhook when a public URL is set."""
+
+    def __init__(self, settings: Settings, registry: Registry, ctx: Context) -> None:
+        assert settings.telegram_bot_token is not None
+        token = settings.telegram_bot_token.get_secret_value()
+        self._settings = settings
+        self._registry = registry
+        self._ctx = ctx
+        self.key = buttons.button_key(token)
+        self.application = (
+            Application.builder()
+            .token(token)
+            .base_url(settings.telegram_api_base_url)
+            .rate_limiter(ChatRateLimiter())
+            .build()
+        )
+        self.messenger = TelegramMessenger(self.application, self.key)
+        app = self.application
+        updates = filters.UpdateType.MESSAGE | filters.UpdateType.CHANNEL_POST
+        app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self._on_migrate))
+        app.add_handler(MessageHandler(updates & filters.TEXT, self._on_text))
+        app.add_handler(CallbackQueryHandler(self._on_button))
+        app.add_handler(ChatMemberHandler(self._on_membership, ChatMemberHandler.MY_CHAT_MEMBER))
+        app.add_error_handler(self._on_error)
+
+    async def start(self) -> None:
+        app = self.application
+        await app.initialize()
+        await app.bot.set_my_commands(
+            [BotCommand(spec.name, spec.summary[:256]) for spec in self._registry.specs]
+        )
+        await app.start()
+        assert app.updater is not None
+        allowed = ["message", "channel_post", "callback_query", "my_chat_member"]
+        if self._settings.telegram_webhook_url:
+            secret = self._settings.telegram_webhook_secret
+            await app.updater.start_webhook(
+                listen=self._settings.telegram_webhook_listen,
+                port=self._settings.telegram_webhook_port,
+                url_path="telegram",
+                webhook_url=self._settings.telegram_webhook_url,
+                secret_token=secret.get_secret_value() if secret else None,
+                allowed_updates=allowed,
+            )
+        else:
+            await app.updater.start_polling(allowed_updates=allowed, timeout=30)
+        log.info(
+            "telegram adapter started mode=%s",
+            "webhook" if self._settings.telegram_webhook_url else "polling",
+        )
+
+    async def stop(self) -> None:
+        app = self.application
+        if app.updater is not None and app.updater.running:
+            await app.updater.stop()
+        if app.running:
+            await app.stop()
+        await app.shutdown()
+
+    # --- updates -------------------------------------------------------------------
+
+    async def _is_admin(self, update: Update) -> bool:
+        chat, user = update.effective_chat, update.effective_user
+        if chat is None or chat.type == TgChat.PRIVATE or chat.type == TgChat.CHANNEL:
+            return True
+        if not self._settings.telegram_group_admins_only:
+            return True
+        message = update.effective_message
+        if message is not None and message.sender_chat is not None:
+            return message.sender_chat.id == chat.id  # an anonymous administrator
+        if user is None:
+            return False
+        member = await chat.get_member(user.id)
+        return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+    async def _on_text(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        message, chat = update.effective_message, update.effective_chat
+        if message is None or chat is None or not message.text:
+            return
+        if update.effective_user is not None and update.effective_user.is_bot:
+            return  # other bots are not our audience
+        ref = ChatRef(Platform.TELEGRAM, str(chat.id))
+        command = parse_command(
+            message.text,
+            ref,
+            chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
+            user_id=str(update.effective_user.id) if update.effective_user else None,
+        )
+        if command is None:
+            if chat.type == TgChat.PRIVATE:
+                await self._reply(chat.id, not_a_command())
+            return  # groups: people talk to each other, not to us
+        await self._run(update, command)
+
+    async def _run(self, update: Update, command: Command) -> None:
+        chat = update.effective_chat
+        assert chat is not None
+        spec = self._registry.get(command.name)
+        if spec is not None and spec.changes_chat and not await self._is_admin(update):
+            command = replace(command, is_admin=False)
+        reply = await self._registry.dispatch(command, self._ctx)
+        await self._reply(chat.id, reply)
+
+    async def _reply(self, chat_id: int, reply: Reply) -> None:
+        for message in to_messages(reply, str(chat_id), self.key):
+            await send(self.application.bot, chat_id, message)
+
+    async def _on_button(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        query: CallbackQuery | None = update.callback_query
+        chat = update.effective_chat
+        if query is None:
+            return
+        button = (
+            buttons.decode(query.data or "", str(chat.id), self.key) if chat is not None else None
+        )
+        if button is None or chat is None:
+            await query.answer(
+                "This button is not valid here; nothing was changed.", show_alert=True
+            )
+            return
+        command = Command(
+            name=_BUTTON_COMMANDS[button.action],
+            args=button.arg,
+            chat=ChatRef(Platform.TELEGRAM, str(chat.id)),
+            chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
+            user_id=str(query.from_user.id),
+        )
+        spec = self._registry.get(command.name)
+        if spec is not None and spec.changes_chat and not await self._is_admin(update):
+            await query.answer("Only this chat's administrators can do that.", show_alert=True)
+            return
+        reply = await self._registry.dispatch(command, self._ctx)
+        await query.answer((reply.lines[0] if reply.lines else "Done.")[:190])
+        await self._reply(chat.id, reply)
+
+    async def _on_membership(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        change = update.my_chat_member
+        if change is None:
+            return
+        status = change.new_chat_member.status
+        if status in (ChatMemberStatus.BANNED, ChatMemberStatus.LEFT):
+            ref = ChatRef(Platform.TELEGRAM, str(change.chat.id))
+            async with self._ctx.uow() as uow:
+                found = await uow.chats.get(ref)
+                if found is not None:
+                    await uow.chats.set_active(found.id, False)
+                    await uow.commit()
+            log.info("telegram chat=%s removed the bot; deactivated", change.chat.id)
+
+    async def _on_migrate(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        message = update.effective_message
+        if message is None or message.migrate_to_chat_id is None:
+            return
+        old = ChatRef(Platform.TELEGRAM, str(message.chat.id))
+        new = ChatRef(Platform.TELEGRAM, str(message.migrate_to_chat_id))
+        async with self._ctx.uow() as uow:
+            if await uow.chats.move(old, new):
+                await uow.commit()
+                log.info("telegram chat moved from=%s to=%s", old.external_id, new.external_id)
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        log.error("telegram update failed: %s", context.error, exc_info=context.error)
+        if isinstance(update, Update) and update.callback_query is not None:
+            with contextlib.suppress(Exception):
+                await update.callback_query.answer("Sorry, that failed; nothing was changed.")

@@ -1,0 +1,325 @@
+"""Telegram end to end: the real PTB Application against a fake Bot API on 127.0.0.1.
+
+The adapter, the outbox worker and a real database run on the test's event loop;
+the fake server plays Telegram (and its users) over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+import httpx
+import pytest
+
+from bot.adapters.telegram import TelegramAdapter
+from bot.config import Settings
+from bot.delivery.worker import Deliverer
+from bot.domain import Author, Paper
+from bot.ingest import store
+from bot.topics.catalog import Catalog, load_catalog
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
+from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
+
+TOKEN = "123456:TEST-token"
+ALICE = 111  # a private chat (chat id = user id)
+GROUP = -100500
+
+HOSTILE_TITLE = (
+    "Agents <script> & $\\mathcal{O}(n^2)$ $<$ bounds: عربي עברית 🚀 zero\u200bwidth "
+    + "very long title " * 320  # about 5,000 characters
+)
+
+
+@dataclass
+class Bot:
+    fake: FakeTelegram
+    adapter: TelegramAdapter
+    deliverer: Deliverer
+    db: Database
+    catalog: Catalog
+
+    async def say(self, chat_id: int, text: str, **kwargs: object) -> str:
+        before = len(self.fake.messages_for(chat_id))
+        self.fake.push_message(chat_id, text, **kwargs)  # type: ignore[arg-type]
+        await self.fake.async_wait_until(lambda f: len(f.messages_for(chat_id)) > before)
+        return "\n".join(m.visible_text for m in self.fake.messages_for(chat_id)[before:])
+
+    async def ingest(self, *papers: Paper) -> None:
+        async with self.db.uow() as uow:
+            await store(uow, papers, self.catalog, datetime.now(UTC))
+            await uow.commit()
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@pytest.fixture
+async def bot(db: Database, catalog: Catalog) -> AsyncIterator[Bot]:
+    with serve_fake_telegram() as fake:
+        settings = Settings(TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_BASE_URL=fake.base_url)
+        ctx = Context(uow=db.uow, catalog=catalog)
+        adapter = TelegramAdapter(settings, REGISTRY, ctx)
+        deliverer = Deliverer(db.uow, {"telegram": adapter.messenger}, catalog)
+        await adapter.start()
+        try:
+            yield Bot(fake, adapter, deliverer, db, catalog)
+        finally:
+            await adapter.stop()
+
+
+def paper(n: int, title: str, *tags: str) -> Paper:
+    return Paper(
+        arxiv_id=f"2610.{n:05d}",
+        title=title,
+        abstract="We propose a method. It improves results by 12% on three benchmarks.",
+        authors=(Author("Ada Lovelace", ("Analytical Engines Ltd",)), Author("Alan Turing")),
+        categories=("cs.LG", "cs.AI"),
+        announced=date(2026, 10, 1),
+        tags=tags,
+    )
+
+
+async def test_a_whole_conversation_with_buttons_and_mutes(bot: Bot) -> None:
+    fake = bot.fake
+    assert {c["command"] for c in fake.commands} == {spec.name for spec in REGISTRY.specs}
+
+    assert "/follow RL for LLM Agents" in await bot.say(ALICE, "/start")
+    assert "Now following RL for LLM Agents" in await bot.say(ALICE, "/follow RL for LLM Agents")
+    assert "sent as soon as" in await bot.say(ALICE, "/digest instant")
+
+    await bot.ingest(paper(1, HOSTILE_TITLE, "RL for LLM Agents", "Web Agents"))
+    assert await bot.deliverer.drain() == 1
+    alert = fake.messages_for(ALICE)[-1]
+    assert fake.rejected == []  # Telegram accepted the hostile text as valid HTML
+    assert alert.link_preview_options == {"is_disabled": True}
+    assert "Agents <script> & $\\mathcal{O}(n^2)$ $<$ bounds: عربي עברית 🚀" in alert.visible_text
+    assert "TL;DR:" in alert.visible_text
+    keyboard = [b for row in alert.reply_markup["inline_keyboard"] for b in row]
+    texts = [b["text"] for b in keyboard]
+    assert "Mute Web Agents" in texts and "Why this paper?" in texts
+    assert "Unfollow RL for LLM Agents" in texts and "Latest in RL for LLM Agents" in texts
+    assert all(len(b["callback_data"].encode()) <= 64 for b in keyboard)
+
+    mute = next(b for b in keyboard if b["text"] == "Mute Web Agents")
+    before = len(fake.messages_for(ALICE))
+    fake.press_button(ALICE, alert.message_id, mute["callback_data"])
+    await fake.async_wait_until(lambda f: len(f.messages_for(ALICE)) > before)
+    assert "Muted Web Agents" in fake.messages_for(ALICE)[-1].visible_text
+    assert fake.answered_callbacks and "Muted Web Agents" in fake.answered_callbacks[-1]["text"]
+
+    # The next alert respects the mute: a Web Agents paper is not sent, another one is.
+    await bot.ingest(
+        paper(2, "Muted: a web agent trained with RL", "RL for LLM Agents", "Web Agents"),
+        paper(3, "Kept: credit assignment for LLM agents", "RL for LLM Agents"),
+    )
+    assert await bot.deliverer.drain() == 1
+    assert "Kept: credit assignment" in fake.messages_for(ALICE)[-1].visible_text
+    assert fake.rejected == []
+
+
+async def test_why_and_latest_buttons(bot: Bot) -> None:
+    await bot.say(ALICE, "/follow RL for LLM Agents")
+    await bot.say(ALICE, "/digest instant")
+    await bot.ingest(paper(4, "A paper", "RL for LLM Agents"))
+    await bot.deliverer.drain()
+    alert = bot.fake.messages_for(ALICE)[-1]
+    keyboard = {
+        b["text"]: b["callback_data"] for row in alert.reply_markup["inline_keyboard"] for b in row
+    }
+    for label, expected in (
+        ("Why this paper?", "Why 2610.00004 has its topics"),
+        ("Latest in RL for LLM Agents", "Latest in RL for LLM Agents"),
+    ):
+        before = len(bot.fake.messages_for(ALICE))
+        bot.fake.press_button(ALICE, alert.message_id, keyboard[label])
+        await bot.fake.async_wait_until(lambda f, n=before: len(f.messages_for(ALICE)) > n)
+        assert expected in bot.fake.messages_for(ALICE)[-1].visible_text
+
+
+async def test_forged_and_foreign_buttons_change_nothing(bot: Bot) -> None:
+    await bot.say(ALICE, "/follow RL for LLM Agents")
+    fake = bot.fake
+    # A forged signature, garbage, and a genuine button signed for another chat.
+    from bot.delivery import buttons
+    from bot.domain import Action, Button
+
+    key = buttons.button_key(TOKEN)
+    foreign = buttons.encode(Button("x", Action.UNFOLLOW, "rl-for-llm-agents"), "999", key)
+    for data in ("u|rl-for-llm-agents|forgedsig00", "garbage", foreign):
+        fake.push_callback(ALICE, data)
+    await fake.async_wait_until(lambda f: len(f.answered_callbacks) >= 3)
+    assert all("not valid here" in c["text"] for c in fake.answered_callbacks)
+    assert "RL for LLM Agents" in await bot.say(ALICE, "/list")  # still followed
+
+
+async def test_in_groups_only_admins_change_things(bot: Bot) -> None:
+    bot.fake.set_admins(GROUP, [7])
+    refused = await bot.say(GROUP, "/follow Web Agents", chat_type="supergroup", user_id=5)
+    assert "Only the chat's administrators" in refused
+    assert "don't follow any topic" in await bot.say(
+        GROUP, "/list", chat_type="supergroup", user_id=5
+    )
+    ok = await bot.say(GROUP, "/follow Web Agents", chat_type="supergroup", user_id=7)
+    assert "Now following Web Agents" in ok
+    assert "Web Agents" in await bot.say(GROUP, "/list", chat_type="supergroup", user_id=5)
+
+
+async def test_blocked_chats_are_deactivated_and_come_back(bot: Bot) -> None:
+    await bot.say(ALICE, "/follow RL for LLM Agents")
+    await bot.say(ALICE, "/digest instant")
+    bot.fake.fail_next("sendMessage", 403, "Forbidden: bot was blocked by the user", chat_id=ALICE)
+    await bot.ingest(paper(5, "Sent to a blocked chat", "RL for LLM Agents"))
+    await bot.deliverer.drain()
+    async with bot.db.uow() as uow:
+        chat = await uow.chats.get_by_id(1)
+    assert chat is not None and chat.active is False
+    await bot.say(ALICE, "/start")  # unblocked: everything is back
+    await bot.deliverer.drain()
+    assert "Sent to a blocked chat" in bot.fake.messages_for(ALICE)[-1].visible_text
+
+
+async def test_a_429_storm_delivers_every_message_exactly_once(bot: Bot) -> None:
+    chats = [201, 202, 203]
+    for chat_id in chats:
+        await bot.say(chat_id, "/follow RL for LLM Agents")
+        await bot.say(chat_id, "/digest instant")
+    bot.fake.rate_limit(per_chat_per_second=1.0, global_per_second=30.0)
+    bot.fake.fail_next("sendMessage", 429, retry_after=1, times=4)
+    await bot.ingest(*(paper(10 + i, f"Storm paper {i}", "RL for LLM Agents") for i in range(3)))
+    await bot.deliverer.drain()
+    for chat_id in chats:
+        titles = [
+            re.search(r"Storm paper \d", m.visible_text).group()  # type: ignore[union-attr]
+            for m in bot.fake.messages_for(chat_id)
+            if "Storm paper" in m.visible_text
+        ]
+        assert sorted(titles) == [f"Storm paper {i}" for i in range(3)], titles
+
+
+async def test_a_group_upgraded_to_a_supergroup_keeps_its_subscriptions(bot: Bot) -> None:
+    bot.fake.set_admins(GROUP, [7])
+    await bot.say(GROUP, "/follow RL for LLM Agents", chat_type="group", user_id=7)
+    await bot.say(GROUP, "/digest instant", chat_type="group", user_id=7)
+    bot.fake.fail_next("sendMessage", 400, migrate_to_chat_id=-1009999, chat_id=GROUP)
+    await bot.ingest(paper(20, "After the upgrade", "RL for LLM Agents"))
+    await bot.deliverer.drain()
+    assert "After the upgrade" in bot.fake.messages_for(-1009999)[-1].visible_text
+
+
+async def test_odd_updates_are_ignored_politely(bot: Bot) -> None:
+    fake = bot.fake
+    fake.push_update(
+        {
+            "message": {
+                "message_id": 50,
+                "date": 0,
+                "chat": {"id": ALICE, "type": "private"},
+                "from": {"id": ALICE, "is_bot": False, "first_name": "A"},
+                "sticker": {
+                    "file_id": "x",
+                    "file_unique_id": "y",
+                    "width": 1,
+                    "height": 1,
+                    "is_animated": False,
+                    "is_video": False,
+                    "type": "regular",
+                },
+            }
+        }
+    )
+    fake.push_update(
+        {
+            "edited_message": {
+                "message_id": 51,
+                "date": 0,
+                "edit_date": 1,
+                "chat": {"id": ALICE, "type": "private"},
+                "from": {"id": ALICE, "is_bot": False, "first_name": "A"},
+                "text": "/follow Web Agents",
+            }
+        }
+    )
+    fake.push_message(GROUP, "/follow Web Agents", chat_type="group", user_id=999, is_bot=True)
+    fake.push_message(GROUP, "hello everyone", chat_type="group", user_id=5)
+    # The bot is still alive and answers the next real command.
+    assert "don't follow any topic" in await bot.say(ALICE, "/list")
+    assert fake.messages_for(GROUP) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/follow",
+        "/follow " + "x" * 5000,
+        "/frobnicate",
+        "/why <b>",
+        "/mute",
+        "hello",
+        "/follow <script>",
+    ],
+)
+async def test_bad_input_gets_an_answer_that_renders(bot: Bot, text: str) -> None:
+    answer = await bot.say(ALICE, text)
+    assert answer
+    assert bot.fake.rejected == []
+
+
+async def test_webhook_mode_checks_the_secret(
+    db: Database, catalog: Catalog, unused_tcp_port: int
+) -> None:
+    with serve_fake_telegram() as fake:
+        settings = Settings(
+            TELEGRAM_BOT_TOKEN=TOKEN,
+            TELEGRAM_API_BASE_URL=fake.base_url,
+            TELEGRAM_WEBHOOK_URL="https://bot.example.org/telegram",
+            TELEGRAM_WEBHOOK_SECRET="s3cret-value",
+            TELEGRAM_WEBHOOK_LISTEN="127.0.0.1",
+            TELEGRAM_WEBHOOK_PORT=unused_tcp_port,
+        )
+        adapter = TelegramAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
+        await adapter.start()
+        try:
+            assert "setWebhook" in fake.calls
+            update = {
+                "update_id": 1,
+                "message": {
+                    "message_id": 1,
+                    "date": 0,
+                    "chat": {"id": ALICE, "type": "private"},
+                    "from": {"id": ALICE, "is_bot": False, "first_name": "A"},
+                    "text": "/start",
+                    "entities": [{"type": "bot_command", "offset": 0, "length": 6}],
+                },
+            }
+            url = f"http://127.0.0.1:{unused_tcp_port}/telegram"
+            async with httpx.AsyncClient() as http:
+                bad = await http.post(
+                    url,
+                    content=json.dumps(update),
+                    headers={
+                        "Content-Type": "application/json",
+                        "X-Telegram-Bot-Api-Secret-Token": "wrong",
+                    },
+                )
+                assert bad.status_code == 403
+                good = await http.post(
+                    url,
+                    content=json.dumps(update),
+                    headers={
+                        "Content-Type": "application/json",
+                        "X-Telegram-Bot-Api-Secret-Token": "s3cret-value",
+                    },
+                )
+                assert good.status_code == 200
+            await fake.async_wait_until(lambda f: len(f.messages_for(ALICE)) == 1)
+            assert "/follow RL for LLM Agents" in fake.messages_for(ALICE)[0].visible_text
+        finally:
+            await adapter.stop()
