@@ -11,6 +11,7 @@ import contextlib
 import logging
 import signal
 import sys
+from datetime import timedelta
 from typing import TextIO
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -106,11 +107,18 @@ async def run_bot(
         messengers["telegram"] = telegram.messenger
         adapters.append(telegram)
     poller = build_poller(settings, db, catalog) if role in ("all", "poller") else None
-    deliverer = Deliverer(db.uow, messengers, catalog) if role in ("all", "worker") else None
-    scheduler = build_scheduler(Jobs(db, poller, deliverer), role=role)
+    deliverer = (
+        Deliverer(db.uow, messengers, catalog, lease=timedelta(seconds=settings.delivery_lease))
+        if role in ("all", "worker")
+        else None
+    )
+    scheduler = build_scheduler(
+        Jobs(db, poller, deliverer), role=role, deliver_interval=settings.deliver_interval
+    )
     try:
         for adapter in adapters:
-            await adapter.start()
+            # Chat updates go to one process (all/poller); workers only send.
+            await adapter.start(receive_updates=role != "worker")
         scheduler.start()
         log.info("paperwatch running role=%s adapters=%s", role, ",".join(messengers) or "none")
         if console:

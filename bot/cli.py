@@ -154,6 +154,13 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
         ctx = build_context(db, open_catalog())
         reply = await REGISTRY.dispatch(Command("status", "", CONSOLE_CHAT), ctx)
         print(render_reply(reply))
+        async with db.uow() as uow:
+            counts = await uow.outbox.counts()
+            dead = await uow.outbox.dead_letters()
+        queued = ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
+        print(f"Outbox: {queued or 'empty'}.")
+        for item_id, chat_id, kind, error in dead:
+            print(f"  dead letter #{item_id} ({kind} to chat {chat_id}): {error}")
     finally:
         await db.dispose()
     return 0

@@ -63,6 +63,16 @@ class Settings(BaseSettings):
     telegram_webhook_port: int = Field(
         default=8443, ge=1, le=65535, validation_alias="TELEGRAM_WEBHOOK_PORT"
     )
+    # Telegram's flood limits; lower them if you see 429s, raise them only for a local server.
+    telegram_messages_per_second: float = Field(
+        default=30.0, gt=0, validation_alias="TELEGRAM_MESSAGES_PER_SECOND"
+    )
+    telegram_chat_messages_per_second: float = Field(
+        default=1.0, gt=0, validation_alias="TELEGRAM_CHAT_MESSAGES_PER_SECOND"
+    )
+    telegram_group_messages_per_minute: float = Field(
+        default=20.0, gt=0, validation_alias="TELEGRAM_GROUP_MESSAGES_PER_MINUTE"
+    )
     # In groups, only chat administrators may change subscriptions and settings.
     telegram_group_admins_only: bool = Field(
         default=True, validation_alias="TELEGRAM_GROUP_ADMINS_ONLY"
@@ -87,6 +97,12 @@ class Settings(BaseSettings):
     arxiv_categories: Annotated[tuple[str, ...], NoDecode] = Field(
         default=DEFAULT_CATEGORIES, validation_alias="ARXIV_CATEGORIES"
     )
+    # Delivery: how often workers look at the outbox, and how long a claim lasts before
+    # another worker may take the row over (a worker that died mid-send).
+    deliver_interval: float = Field(
+        default=10.0, gt=0, validation_alias="PAPERWATCH_DELIVER_INTERVAL"
+    )
+    delivery_lease: float = Field(default=120.0, gt=0, validation_alias="PAPERWATCH_DELIVERY_LEASE")
     arxiv_min_request_interval: float = Field(
         default=3.0, ge=0.0, validation_alias="ARXIV_MIN_REQUEST_INTERVAL"
     )

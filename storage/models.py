@@ -203,3 +203,16 @@ class PollStateRow(Base):
     last_success_at: Mapped[datetime | None] = mapped_column()
     last_attempt_at: Mapped[datetime | None] = mapped_column()
     last_error: Mapped[str | None] = mapped_column(Text)
+
+
+class MomentumAlertRow(Base):
+    """Spike alert state per chat and topic tag: armed again once the topic calms."""
+
+    __tablename__ = "momentum_alerts"
+
+    chat_id: Mapped[int] = mapped_column(
+        ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True
+    )
+    tag: Mapped[str] = mapped_column(String(128), primary_key=True)
+    last_alert_at: Mapped[datetime | None] = mapped_column()
+    armed: Mapped[bool] = mapped_column(default=True)

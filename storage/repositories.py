@@ -97,6 +97,13 @@ class ChatRepository:
         row = await self._s.get(ChatRow, chat_id)
         return _chat(row) if row else None
 
+    async def by_ids(self, chat_ids: Iterable[int]) -> dict[int, Chat]:
+        found: dict[int, Chat] = {}
+        for chunk in _chunks(list(set(chat_ids))):
+            rows = await self._s.execute(select(ChatRow).where(ChatRow.id.in_(chunk)))
+            found.update({row.id: _chat(row) for row in rows.scalars()})
+        return found
+
     async def get_or_create(self, ref: ChatRef, kind: ChatKind = ChatKind.PRIVATE) -> Chat:
         row = await self._row(ref)
         if row is None:
@@ -206,6 +213,18 @@ class SubscriptionRepository:
         )
         return list((await self._s.execute(stmt)).scalars())
 
+    async def for_chats(self, chat_ids: Iterable[int]) -> dict[int, list[Subscription]]:
+        found: dict[int, list[Subscription]] = {}
+        for chunk in _chunks(list(set(chat_ids))):
+            stmt = (
+                select(SubscriptionRow)
+                .where(SubscriptionRow.chat_id.in_(chunk))
+                .order_by(SubscriptionRow.created_at, SubscriptionRow.id)
+            )
+            for row in (await self._s.execute(stmt)).scalars():
+                found.setdefault(row.chat_id, []).append(_subscription(row))
+        return found
+
     async def for_chat(self, chat_id: int) -> list[Subscription]:
         stmt = (
             select(SubscriptionRow)
@@ -237,6 +256,16 @@ class MuteRepository:
             delete(MutedTagRow).where(MutedTagRow.chat_id == chat_id, MutedTagRow.tag == tag)
         )
         return int(result.rowcount or 0)
+
+    async def for_chats(self, chat_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]:
+        found: dict[int, list[tuple[str, str]]] = {}
+        for chunk in _chunks(list(set(chat_ids))):
+            stmt = select(MutedTagRow.chat_id, MutedTagRow.tag, MutedTagRow.scope).where(
+                MutedTagRow.chat_id.in_(chunk)
+            )
+            for chat_id, tag, scope in (await self._s.execute(stmt)).all():
+                found.setdefault(chat_id, []).append((tag, scope))
+        return found
 
     async def for_chat(self, chat_id: int) -> list[tuple[str, str]]:
         stmt = select(MutedTagRow.tag, MutedTagRow.scope).where(MutedTagRow.chat_id == chat_id)

@@ -77,7 +77,10 @@ class ChatRateLimiter(AIORateLimiter):
         if key not in self._chats:
             if len(self._chats) > 4096:  # forget idle chats
                 self._chats = {k: v for k, v in self._chats.items() if not v.has_capacity(1)}
-            self._chats[key] = AsyncLimiter(1, 1 / self._per_chat)
+            # A bucket of one message refilled every 1/rate s (allowing a burst of
+            # `rate` per second when the rate is above 1, for local servers).
+            size = max(1.0, self._per_chat)
+            self._chats[key] = AsyncLimiter(size, size / self._per_chat)
         return self._chats[key]
 
     async def process_request(  # type: ignore[override]
@@ -187,7 +190,13 @@ class TelegramAdapter:
             Application.builder()
             .token(token)
             .base_url(settings.telegram_api_base_url)
-            .rate_limiter(ChatRateLimiter())
+            .rate_limiter(
+                ChatRateLimiter(
+                    overall_max_rate=settings.telegram_messages_per_second,
+                    group_max_rate=settings.telegram_group_messages_per_minute,
+                    per_chat_per_second=settings.telegram_chat_messages_per_second,
+                )
+            )
             .build()
         )
         self.messenger = TelegramMessenger(self.application, self.key)
@@ -199,9 +208,13 @@ class TelegramAdapter:
         app.add_handler(ChatMemberHandler(self._on_membership, ChatMemberHandler.MY_CHAT_MEMBER))
         app.add_error_handler(self._on_error)
 
-    async def start(self) -> None:
+    async def start(self, *, receive_updates: bool = True) -> None:
+        """Connect; with `receive_updates` also take chat updates (one process should)."""
         app = self.application
         await app.initialize()
+        if not receive_updates:
+            log.info("telegram adapter started mode=send-only")
+            return
         await app.bot.set_my_commands(
             [BotCommand(spec.name, spec.summary[:256]) for spec in self._registry.specs]
         )

@@ -16,13 +16,13 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from itertools import groupby
 
 from bot.delivery.content import Audience, alert, digest
 from bot.delivery.messenger import ChatMoved, Messenger, RateLimited, RecipientGone
 from bot.delivery.schedule import next_digest_at, quiet_until
-from bot.domain import Chat, ChatRef, Reply
+from bot.domain import Chat, ChatRef, Paper, Reply
 from bot.topics.catalog import Catalog
 from storage.outbox import OutboxItem
 from storage.uow import UnitOfWork
@@ -34,6 +34,15 @@ Clock = Callable[[], datetime]
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A claimed row with what it says, ready to send."""
+
+    item: OutboxItem
+    chat: Chat
+    reply: Reply
 
 
 def backoff(attempts: int, base: float = 5.0, cap: float = 3600.0) -> float:
@@ -63,18 +72,17 @@ class Deliverer:
 
     async def run_once(self) -> int:
         """Claim one batch and deliver it; chats in parallel, each chat's rows in order."""
+        now = self._clock()
         async with self._uow() as uow:
-            items = await uow.outbox.claim(self._clock(), self._lease, self._batch)
+            items = await uow.outbox.claim(now, self._lease, self._batch)
             await uow.commit()
         if not items:
             return 0
-        by_chat = [
-            list(group)
-            for _, group in groupby(
-                sorted(items, key=lambda i: (i.chat_id, i.id)), key=lambda i: i.chat_id
-            )
-        ]
-        await asyncio.gather(*(self._deliver_chat(group) for group in by_chat))
+        jobs = await self._prepare(items)
+        by_chat: dict[int, list[Job]] = {}
+        for job in jobs:
+            by_chat.setdefault(job.item.chat_id, []).append(job)
+        await asyncio.gather(*(self._deliver_chat(group) for group in by_chat.values()))
         return len(items)
 
     async def drain(self, rounds: int = 1000) -> int:
@@ -87,27 +95,43 @@ class Deliverer:
             total += done
         return total
 
-    async def _deliver_chat(self, items: list[OutboxItem]) -> None:
-        for item in items:
-            try:
-                await self._deliver(item)
-            except Exception:  # one bad row must never stop the others
-                log.exception("delivery crashed outbox=%s chat=%s", item.id, item.chat_id)
-                await self._failed(item, "internal error (see the log)")
-
-    async def _deliver(self, item: OutboxItem) -> None:
+    async def _prepare(self, items: list[OutboxItem]) -> list[Job]:
+        """Load everything a batch needs in a few queries, and settle what needs no send."""
         now = self._clock()
+        chat_ids = {item.chat_id for item in items}
+        paper_ids = {item.paper_id for item in items if item.paper_id is not None}
+        paper_ids |= {int(p) for item in items for p in item.payload.get("papers", [])}
         async with self._uow() as uow:
-            chat = await uow.chats.get_by_id(item.chat_id)
-            if chat is None:
-                await uow.outbox.mark_dead(item.id, "chat no longer exists")
-                await uow.commit()
-                return
-            reply = await self._content(uow, chat, item)
-            if reply is None:  # every reason was muted or unfollowed since it was queued
-                await uow.outbox.mark_sent(item.id, now)
-                await uow.commit()
-                return
+            chats = await uow.chats.by_ids(chat_ids)
+            subs = await uow.subscriptions.for_chats(chat_ids)
+            mutes = await uow.mutes.for_chats(chat_ids)
+            papers = await uow.papers.by_ids(sorted(paper_ids))
+            jobs = []
+            for item in items:
+                chat = chats.get(item.chat_id)
+                if chat is None:
+                    await uow.outbox.mark_dead(item.id, "chat no longer exists")
+                    continue
+                audience = Audience(tuple(subs.get(chat.id, ())), tuple(mutes.get(chat.id, ())))
+                reply = self._content(chat, item, audience, papers)
+                if reply is None:  # every reason was muted or unfollowed since it was queued
+                    await uow.outbox.mark_sent(item.id, now)
+                    continue
+                jobs.append(Job(item, chat, reply))
+            await uow.commit()
+        return jobs
+
+    async def _deliver_chat(self, jobs: list[Job]) -> None:
+        for job in jobs:
+            try:
+                await self._deliver(job)
+            except Exception:  # one bad row must never stop the others
+                log.exception("delivery crashed outbox=%s chat=%s", job.item.id, job.chat.id)
+                await self._failed(job.item, "internal error (see the log)")
+
+    async def _deliver(self, job: Job) -> None:
+        item, chat = job.item, job.chat
+        now = self._clock()
         messenger = self._messengers.get(chat.platform.value)
         if messenger is None:
             await self._later(item, now + timedelta(minutes=1), f"no {chat.platform} adapter here")
@@ -115,7 +139,7 @@ class Deliverer:
         if item.kind == "alert" and (until := quiet_until(chat, now)) is not None:
             await self._later(item, until, "quiet hours")
             return
-        await self._send(item, chat, messenger, reply)
+        await self._send(item, chat, messenger, job.reply)
 
     async def _send(self, item: OutboxItem, chat: Chat, messenger: Messenger, reply: Reply) -> None:
         parts = messenger.render(chat, reply)
@@ -164,21 +188,16 @@ class Deliverer:
             await uow.outbox.mark_sent(item.id, self._clock())
             await uow.commit()
 
-    async def _content(self, uow: UnitOfWork, chat: Chat, item: OutboxItem) -> Reply | None:
-        audience = Audience(
-            tuple(await uow.subscriptions.for_chat(chat.id)),
-            tuple(await uow.mutes.for_chat(chat.id)),
-        )
+    def _content(
+        self, chat: Chat, item: OutboxItem, audience: Audience, papers: dict[int, Paper]
+    ) -> Reply | None:
         if item.kind == "alert" and item.paper_id is not None:
-            papers = await uow.papers.by_ids([item.paper_id])
             paper = papers.get(item.paper_id)
             return alert(self._catalog, paper, audience) if paper else None
         if item.kind == "digest":
             ids = [int(i) for i in item.payload.get("papers", [])]
-            papers = await uow.papers.by_ids(ids)
-            title = (
-                "Your weekly digest" if chat.digest_mode.value == "weekly" else "Your daily digest"
-            )
+            weekly = chat.digest_mode.value == "weekly"
+            title = "Your weekly digest" if weekly else "Your daily digest"
             return digest(self._catalog, [papers[i] for i in ids if i in papers], audience, title)
         text = item.payload.get("text")
         return Reply.text(str(text)) if text else None

@@ -1,0 +1,264 @@
+"""Topic momentum: the figures, the sentence, the sparkline and the spike rule.
+
+Pure functions over counts (stdlib only); `storage.momentum` computes the counts.
+
+Windows. Counts are taken by announcement date in 7-day buckets ending at `as_of`
+(inclusive): bucket 0 is `as_of - 6 .. as_of`, bucket 1 the seven days before, and so
+on. `weekly` lists them oldest first, so `sum(weekly[-4:]) == last_28` and
+`sum(weekly[-8:-4]) == prior_28`.
+
+The sentence (as on the index page that inspired the bot)::
+
+    70 papers in the last four weeks, up 141% on the four weeks before. 0.7% of all new papers.
+
+Growth is `(last - prior) / prior * 100`, rounded half away from zero on exact fractions
+(70 vs 29 gives 141); within ±5% (after rounding) it reads "about the same as the four
+weeks before"; with no papers in the four weeks before it reads "N papers, new in the
+last four weeks."; with none in either window it is "No papers in the last eight
+weeks.". The share has one decimal (70 of 10,000 is "0.7%"), "<0.1%" when it rounds to
+zero without being zero, and is left out when the topic has no papers in the window.
+
+The spike rule (`is_spike`, defaults in brackets) fires only when all of these hold:
+
+1. volume: `last_28 >= min_count` [10];
+2. growth: `(last_28 - prior_28) / prior_28 >= min_growth` [0.5, i.e. +50%]
+   (any rise from zero counts as infinite growth);
+3. significance against the topic's own history, the `history_weeks` [12] weekly counts
+   before the last four weeks. The baseline weekly rate is `mu = (sum + 1) / weeks` (one
+   pseudo-paper, so an empty history is not a zero rate) and the weekly variance is
+   `max(mu, sample variance)`: Poisson, widened when the history is over-dispersed. The
+   z-score of the last four weeks, `(last_28 - 4 mu) / sqrt(4 var)`, must be `>= z` [3.0,
+   one-sided p ~ 0.0013 under the normal approximation];
+4. not a one-week blip: the same test without the busiest of the last four weeks
+   (three weeks against `3 mu`) must also reach `z`.
+
+Fewer than four weeks of history never fire. After an alert, `should_alert` stays
+quiet until the topic re-arms and the cooldown [14 days] has passed; `rearm` re-arms
+once the topic has calmed, with hysteresis: growth below `min_growth / 2` or the z-score
+below `z / 2`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from fractions import Fraction
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+ABOUT_THE_SAME = 5  # percent, either way
+MIN_HISTORY = 4  # weeks
+
+
+@dataclass(frozen=True, slots=True)
+class Momentum:
+    """How much a topic was written about lately. Counts never include papers whose
+    announcement date is unknown."""
+
+    tag: str
+    weekly: tuple[int, ...]  # 7-day buckets ending at `as_of`, oldest first
+    last_28: int
+    prior_28: int
+    all_last_28: int  # papers of every topic announced in the last 28 days
+    as_of: date | None = None
+
+    @property
+    def growth(self) -> float | None:
+        """Relative change of the last 28 days on the 28 before; inf from zero, None at 0/0."""
+        return _growth(self.last_28, self.prior_28)
+
+    @property
+    def share(self) -> float | None:
+        """Fraction of all papers of the last 28 days; None when there were none."""
+        return self.last_28 / self.all_last_28 if self.all_last_28 else None
+
+
+def _growth(last: int, prior: int) -> float | None:
+    if prior:
+        return (last - prior) / prior
+    return math.inf if last else None
+
+
+def _round_half_away(value: Fraction) -> int:
+    magnitude = math.floor(abs(value) + Fraction(1, 2))
+    return magnitude if value >= 0 else -magnitude
+
+
+def growth_percent(last: int, prior: int) -> int | None:
+    """`round((last - prior) / prior * 100)`, exact; None when `prior` is 0."""
+    if not prior:
+        return None
+    return _round_half_away(Fraction(100 * (last - prior), prior))
+
+
+def share_text(part: int, whole: int) -> str:
+    """ "0.7%" for 70 of 10,000; "<0.1%" when it rounds to zero but is not zero."""
+    if not whole:
+        return "0%"
+    tenths = _round_half_away(Fraction(1000 * part, whole))
+    if tenths == 0 and part:
+        return "<0.1%"
+    return f"{tenths // 10:,}.{tenths % 10}%"
+
+
+def _papers(count: int) -> str:
+    return f"{count:,} paper" if count == 1 else f"{count:,} papers"
+
+
+def sentence(m: Momentum) -> str:
+    """The momentum of a topic in one or two sentences (see the module docstring)."""
+    last, prior = m.last_28, m.prior_28
+    if not last and not prior:
+        return "No papers in the last eight weeks."
+    if not prior:
+        text = f"{_papers(last)}, new in the last four weeks."
+    else:
+        pct = growth_percent(last, prior)
+        assert pct is not None
+        if abs(pct) <= ABOUT_THE_SAME:
+            trend = "about the same as the four weeks before"
+        elif pct > 0:
+            trend = f"up {pct:,}% on the four weeks before"
+        else:
+            trend = f"down {-pct:,}% on the four weeks before"
+        text = f"{_papers(last)} in the last four weeks, {trend}."
+    if last and m.all_last_28:
+        text += f" {share_text(last, m.all_last_28)} of all new papers."
+    return text
+
+
+def sparkline(weekly: tuple[int, ...] | list[int]) -> str:
+    """One block per week, scaled to the busiest week; zero is the lowest block and
+    any non-zero week is at least one step above it. Empty input gives ""."""
+    values = [max(0, v) for v in weekly]
+    top = max(values, default=0)
+    if not top:
+        return BLOCKS[0] * len(values)
+    steps = len(BLOCKS) - 1
+    return "".join(
+        BLOCKS[0] if not v else BLOCKS[1 + round((v / top) * (steps - 1))] for v in values
+    )
+
+
+# --- the spike rule ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SpikeVerdict:
+    """Whether a topic's rise is real, and why (or why not), for people and logs."""
+
+    fired: bool
+    reason: str
+    growth: float | None = None  # as `Momentum.growth`
+    z: float = 0.0  # z-score of the last four weeks against the history
+    expected: float = 0.0  # papers the history predicts for the last four weeks
+
+    def __bool__(self) -> bool:
+        return self.fired
+
+
+@dataclass(frozen=True, slots=True)
+class _Test:
+    z: float  # last four weeks
+    z_without_peak: float  # the last four weeks minus the busiest of them
+    expected: float
+
+
+def _history_test(m: Momentum, history_weeks: int) -> _Test | None:
+    recent = m.weekly[-4:]
+    history = m.weekly[-4 - history_weeks : -4] if len(m.weekly) > 4 else ()
+    if len(history) < MIN_HISTORY or len(recent) < 4:
+        return None
+    mu = (sum(history) + 1) / len(history)
+    variance = sum((h - mu) ** 2 for h in history) / (len(history) - 1)
+    var = max(mu, variance)
+    z4 = (m.last_28 - 4 * mu) / math.sqrt(4 * var)
+    z3 = (m.last_28 - max(recent) - 3 * mu) / math.sqrt(3 * var)
+    return _Test(z=z4, z_without_peak=z3, expected=4 * mu)
+
+
+def _pct(growth: float | None) -> str:
+    if growth is None:
+        return "n/a"
+    return "new" if math.isinf(growth) else f"{growth * 100:+.0f}%"
+
+
+def is_spike(
+    m: Momentum,
+    *,
+    min_count: int = 10,
+    min_growth: float = 0.5,
+    z: float = 3.0,
+    history_weeks: int = 12,
+) -> SpikeVerdict:
+    """Apply the spike rule of the module docstring to one topic."""
+    growth = m.growth
+    test = _history_test(m, history_weeks)
+    zs, expected = (test.z, test.expected) if test else (0.0, 0.0)
+
+    def verdict(fired: bool, reason: str) -> SpikeVerdict:
+        return SpikeVerdict(fired, reason, growth, zs, expected)
+
+    if m.last_28 < min_count:
+        return verdict(False, f"only {m.last_28} papers in 28 days (needs {min_count})")
+    if growth is None or growth < min_growth:
+        return verdict(False, f"growth {_pct(growth)} is below {min_growth * 100:+.0f}%")
+    if test is None:
+        return verdict(False, f"fewer than {MIN_HISTORY} weeks of history")
+    if test.z < z:
+        return verdict(
+            False,
+            f"{m.last_28} papers vs {expected:.1f} expected: z={test.z:.1f} below {z:g}",
+        )
+    if test.z_without_peak < z:
+        return verdict(
+            False,
+            f"one busy week: without it z={test.z_without_peak:.1f} is below {z:g}",
+        )
+    return verdict(
+        True,
+        f"{m.last_28} papers vs {expected:.1f} expected ({_pct(growth)}, z={test.z:.1f})",
+    )
+
+
+def should_alert(
+    verdict: SpikeVerdict,
+    last_alert_at: datetime | None,
+    armed: bool,
+    now: datetime,
+    cooldown_days: int = 14,
+) -> bool:
+    """Alert on a firing verdict only when armed and out of the cooldown."""
+    if not verdict.fired or not armed:
+        return False
+    return last_alert_at is None or now - last_alert_at >= timedelta(days=cooldown_days)
+
+
+def rearm(m: Momentum, *, min_growth: float = 0.5, z: float = 3.0, history_weeks: int = 12) -> bool:
+    """Whether a topic alerted on has calmed enough to alert again later: growth below
+    half of `min_growth`, or the z-score below half of `z` (hysteresis, no flapping)."""
+    growth = m.growth
+    if growth is None or growth < min_growth / 2:
+        return True
+    test = _history_test(m, history_weeks)
+    return test is None or test.z < z / 2
+
+
+@dataclass(frozen=True, slots=True)
+class AlertState:
+    """Per chat and topic: whether a spike may alert, and when it last did."""
+
+    armed: bool = True
+    last_alert_at: datetime | None = None
+
+
+def advance(
+    m: Momentum, state: AlertState, now: datetime, cooldown_days: int = 14
+) -> tuple[bool, AlertState]:
+    """One check with the default rule: (send an alert now?, the state to store)."""
+    verdict = is_spike(m)
+    if should_alert(verdict, state.last_alert_at, state.armed, now, cooldown_days):
+        return True, AlertState(armed=False, last_alert_at=now)
+    if not state.armed and rearm(m):
+        return False, AlertState(armed=True, last_alert_at=state.last_alert_at)
+    return False, state

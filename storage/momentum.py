@@ -1,0 +1,127 @@
+"""Momentum figures straight from SQL aggregates, and the spike alert state.
+
+Counts are by `papers.announced` in 7-day buckets ending at `as_of` (bucket 0 is
+`as_of - 6 .. as_of`; see `bot.topics.momentum`), so the last four buckets are exactly
+the last 28 days and the four before them the prior 28. Every figure is a GROUP BY
+over the indexed `papers.announced` and `paper_tags (tag, paper_id)`; no paper is
+ever loaded. Papers whose announcement date is unknown (NULL) never count.
+
+The bucket of a paper is `(as_of - announced) / 7` in integer days: date subtraction
+on PostgreSQL, `julianday` differences on SQLite (the one dialect switch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, timedelta
+from typing import Any
+
+from sqlalchemy import Date, Integer, bindparam, cast, func, literal_column, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.topics.momentum import AlertState, Momentum
+from storage.models import MomentumAlertRow, PaperRow, PaperTagRow
+
+WINDOW_WEEKS = 4  # the last 28 days, and the 28 before them
+MIN_WEEKS = 2 * WINDOW_WEEKS
+_CHUNK = 500
+
+
+class MomentumRepository:
+    """Weekly counts per tag and the 28-day windows; spike alert state per chat."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._s = session
+
+    def _bucket(self, as_of: date) -> Any:
+        """SQL for the 7-day bucket index of `papers.announced` (0 = the newest week)."""
+        day = bindparam("as_of_day", as_of, type_=Date)
+        if self._s.get_bind().dialect.name == "sqlite":
+            days = cast(func.julianday(day) - func.julianday(PaperRow.announced), Integer)
+        else:
+            days = cast(day, Date) - PaperRow.announced
+        return (days // literal_column("7", Integer)).label("bucket")
+
+    async def latest_announced(self, today: date | None = None) -> date | None:
+        """The newest announcement date in the index, not after `today` when given."""
+        stmt = select(func.max(PaperRow.announced))
+        if today is not None:
+            stmt = stmt.where(PaperRow.announced <= today)
+        return (await self._s.execute(stmt)).scalar_one_or_none()
+
+    async def total(self, as_of: date, days: int = 28) -> int:
+        """Papers of every topic announced in the `days` days ending at `as_of`."""
+        stmt = select(func.count()).where(
+            PaperRow.announced.between(as_of - timedelta(days=days - 1), as_of)
+        )
+        return int((await self._s.execute(stmt)).scalar_one())
+
+    async def weekly_counts(
+        self, tags: Sequence[str] | None, as_of: date, weeks: int
+    ) -> dict[str, list[int]]:
+        """Per tag, `weeks` bucket counts oldest first; only tags with papers appear."""
+        bucket = self._bucket(as_of)
+        start = as_of - timedelta(days=7 * weeks - 1)
+        stmt = (
+            select(PaperTagRow.tag, bucket, func.count())
+            .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
+            .where(PaperRow.announced.between(start, as_of))
+            .group_by(PaperTagRow.tag, bucket)
+        )
+        found: dict[str, list[int]] = {}
+        groups: list[Sequence[str] | None] = [None]
+        if tags is not None:
+            groups = [tags[i : i + _CHUNK] for i in range(0, len(tags), _CHUNK)]
+        for group in groups:
+            query = stmt if group is None else stmt.where(PaperTagRow.tag.in_(list(group)))
+            for tag, index, count in (await self._s.execute(query)).all():
+                counts = found.setdefault(tag, [0] * weeks)
+                counts[weeks - 1 - int(index)] += int(count)
+        return found
+
+    async def for_tags(
+        self, tags: Sequence[str] | None, as_of: date, weeks: int = 26
+    ) -> dict[str, Momentum]:
+        """Momentum of each tag in `tags` (zero figures for tags without papers), or of
+        every tag with papers in the last `weeks` weeks when `tags` is None."""
+        if weeks < MIN_WEEKS:
+            raise ValueError(f"weeks must be at least {MIN_WEEKS}, not {weeks}")
+        wanted = None if tags is None else list(dict.fromkeys(tags))
+        if wanted is not None and not wanted:
+            return {}
+        counts = await self.weekly_counts(wanted, as_of, weeks)
+        everything = await self.total(as_of)
+        names = wanted if wanted is not None else sorted(counts)
+        result = {}
+        for tag in names:
+            weekly = tuple(counts.get(tag, [0] * weeks))
+            result[tag] = Momentum(
+                tag=tag,
+                weekly=weekly,
+                last_28=sum(weekly[-WINDOW_WEEKS:]),
+                prior_28=sum(weekly[-MIN_WEEKS:-WINDOW_WEEKS]),
+                all_last_28=everything,
+                as_of=as_of,
+            )
+        return result
+
+    async def for_tag(self, tag: str, as_of: date, weeks: int = 26) -> Momentum:
+        return (await self.for_tags([tag], as_of, weeks))[tag]
+
+    # --- spike alert state -------------------------------------------------------------
+
+    async def alert_state(self, chat_id: int, tag: str) -> AlertState:
+        """Armed and never alerted, unless stored otherwise."""
+        row = await self._s.get(MomentumAlertRow, (chat_id, tag))
+        if row is None:
+            return AlertState()
+        return AlertState(armed=row.armed, last_alert_at=row.last_alert_at)
+
+    async def save_alert_state(self, chat_id: int, tag: str, state: AlertState) -> None:
+        row = await self._s.get(MomentumAlertRow, (chat_id, tag))
+        if row is None:
+            row = MomentumAlertRow(chat_id=chat_id, tag=tag)
+            self._s.add(row)
+        row.armed = state.armed
+        row.last_alert_at = state.last_alert_at
+        await self._s.flush()
