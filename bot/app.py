@@ -17,6 +17,7 @@ from typing import TextIO
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import ConsoleMessenger, run_console
+from bot.adapters.slack import SlackAdapter
 from bot.adapters.telegram import TelegramAdapter
 from bot.arxiv.client import ArxivClient
 from bot.arxiv.poller import Poller
@@ -89,16 +90,12 @@ async def run_bot(
     Without chat tokens (and in role "all") the chat is this terminal, until end of
     input; otherwise it runs until SIGINT/SIGTERM.
     """
-    if settings.slack_enabled:
-        raise StartupError(
-            "SLACK_BOT_TOKEN is set, but this version has no Slack adapter yet; unset it"
-        )
     catalog = open_catalog()
     db = await open_database(settings)
     ctx = Context(uow=db.uow, catalog=catalog)
-    console = role == "all" and not settings.telegram_enabled
+    console = role == "all" and not (settings.telegram_enabled or settings.slack_enabled)
     messengers: dict[str, Messenger] = {}
-    adapters: list[TelegramAdapter] = []
+    adapters: list[TelegramAdapter | SlackAdapter] = []
     if console:
         messengers["console"] = ConsoleMessenger(stdout)
         await load_sample_if_empty(db.uow, catalog)
@@ -106,6 +103,10 @@ async def run_bot(
         telegram = TelegramAdapter(settings, REGISTRY, ctx)
         messengers["telegram"] = telegram.messenger
         adapters.append(telegram)
+    if settings.slack_enabled:
+        slack = SlackAdapter(settings, REGISTRY, ctx)
+        messengers["slack"] = slack.messenger
+        adapters.append(slack)
     poller = build_poller(settings, db, catalog) if role in ("all", "poller") else None
     deliverer = (
         Deliverer(db.uow, messengers, catalog, lease=timedelta(seconds=settings.delivery_lease))

@@ -84,6 +84,15 @@ class Settings(BaseSettings):
         default=None, validation_alias="SLACK_SIGNING_SECRET"
     )
     slack_api_url: str = Field(default="https://slack.com/api/", validation_alias="SLACK_API_URL")
+    # HTTP mode (when SLACK_APP_TOKEN is not set): where Slack's requests are received.
+    slack_http_host: str = Field(default="0.0.0.0", validation_alias="SLACK_HTTP_HOST")
+    slack_http_port: int = Field(default=3000, ge=1, le=65535, validation_alias="SLACK_HTTP_PORT")
+    # Who may change a channel's subscriptions: anyone (default), or workspace admins and
+    # owners plus the listed user ids.
+    slack_admins_only: bool = Field(default=False, validation_alias="SLACK_ADMINS_ONLY")
+    slack_allowed_users: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(), validation_alias="SLACK_ALLOWED_USERS"
+    )
 
     arxiv_rss_url: str = Field(
         default="https://rss.arxiv.org/rss/", validation_alias="ARXIV_RSS_URL"
@@ -106,6 +115,13 @@ class Settings(BaseSettings):
     arxiv_min_request_interval: float = Field(
         default=3.0, ge=0.0, validation_alias="ARXIV_MIN_REQUEST_INTERVAL"
     )
+
+    @field_validator("slack_allowed_users", mode="before")
+    @classmethod
+    def _split_users(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
+        return value
 
     @field_validator("arxiv_categories", mode="before")
     @classmethod

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from aiolimiter import AsyncLimiter
 from telegram import (
     BotCommand,
     CallbackQuery,
@@ -40,6 +39,7 @@ from telegram.ext import (
 
 from bot.config import Settings
 from bot.delivery import buttons
+from bot.delivery.limits import KeyedLimiter
 from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
 from bot.delivery.telegram_render import render
 from bot.domain import Action, Chat, ChatKind, ChatRef, Command, Platform, Reply
@@ -69,19 +69,7 @@ class ChatRateLimiter(AIORateLimiter):
 
     def __init__(self, *, per_chat_per_second: float = 1.0, max_retries: int = 5, **kwargs: Any):
         super().__init__(max_retries=max_retries, **kwargs)
-        self._per_chat = per_chat_per_second
-        self._chats: dict[str, AsyncLimiter] = {}
-
-    def _chat_limiter(self, chat_id: object) -> AsyncLimiter:
-        key = str(chat_id)
-        if key not in self._chats:
-            if len(self._chats) > 4096:  # forget idle chats
-                self._chats = {k: v for k, v in self._chats.items() if not v.has_capacity(1)}
-            # A bucket of one message refilled every 1/rate s (allowing a burst of
-            # `rate` per second when the rate is above 1, for local servers).
-            size = max(1.0, self._per_chat)
-            self._chats[key] = AsyncLimiter(size, size / self._per_chat)
-        return self._chats[key]
+        self._chat_limiter = KeyedLimiter(per_chat_per_second)
 
     async def process_request(  # type: ignore[override]
         self,
@@ -93,7 +81,7 @@ class ChatRateLimiter(AIORateLimiter):
         rate_limit_args: int | None,
     ) -> Any:
         chat_id = data.get("chat_id")
-        if chat_id is None or not self._per_chat:
+        if chat_id is None:
             return await super().process_request(
                 callback, args, kwargs, endpoint, data, rate_limit_args
             )

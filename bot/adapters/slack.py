@@ -1,0 +1,287 @@
+"""Slack, through slack_bolt (async): translate at the edge, nothing else.
+
+One slash command, `/paperwatch <command> [args]`, carries every chat command. It is
+acknowledged at once and answered after: ephemerally to the person, or in the
+channel when it changed the channel's subscriptions. A channel's subscriptions
+belong to the channel; in a DM, to the person. Buttons carry payloads signed for
+the channel (or person) they were sent to. Socket Mode when SLACK_APP_TOKEN is set,
+otherwise HTTP mode with signing-secret verification (bolt rejects bad signatures
+and timestamps older than 5 minutes).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from aiohttp import ClientError, web
+from slack_bolt import BoltResponse
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import Settings
+from bot.delivery import buttons
+from bot.delivery.limits import KeyedLimiter
+from bot.delivery.messenger import RateLimited, RecipientGone, Transient
+from bot.delivery.slack_render import MAX_BLOCKS, escape, render
+from bot.domain import Action, Chat, ChatKind, ChatRef, Command, Platform, Reply
+from handlers.base import Context, Registry
+from handlers.text import parse_command
+
+log = logging.getLogger(__name__)
+
+SLASH_COMMAND = "/paperwatch"
+GONE = {"channel_not_found", "not_in_channel", "is_archived", "account_inactive", "invalid_auth"}
+_BUTTON_COMMANDS = {
+    Action.FOLLOW: "follow",
+    Action.UNFOLLOW: "unfollow",
+    Action.MUTE: "mute",
+    Action.WHY: "why",
+    Action.LATEST: "latest",
+}
+
+
+def chat_key(team: str, channel: str | None, user: str) -> str:
+    """Channels own their subscriptions; in a DM (or the Home tab) the person does."""
+    if channel and not channel.startswith("D"):
+        return f"{team}:{channel}"
+    return f"{team}:{user}"
+
+
+def destination(chat: Chat) -> str:
+    """Where to post for a chat: its channel id, or the person's user id (a DM)."""
+    return chat.external_id.split(":", 1)[-1]
+
+
+class SlackMessenger:
+    """The outbox's way into Slack: slack_sdk errors become delivery meanings."""
+
+    platform = Platform.SLACK
+
+    def __init__(self, client: AsyncWebClient, key: bytes, limiter: KeyedLimiter) -> None:
+        self._client = client
+        self._key = key
+        self._limiter = limiter
+
+    def render(self, chat: Chat, reply: Reply) -> Sequence[dict[str, Any]]:
+        return render(reply, lambda button: buttons.encode(button, chat.external_id, self._key))
+
+    async def deliver(self, chat: Chat, message: object) -> None:
+        assert isinstance(message, dict)
+        channel = destination(chat)
+        try:
+            async with self._limiter(channel):
+                await self._client.chat_postMessage(
+                    channel=channel, unfurl_links=False, unfurl_media=False, **message
+                )
+        except SlackApiError as exc:
+            raise _meaning(exc) from exc
+        except (ClientError, TimeoutError) as exc:
+            raise Transient(str(exc)) from exc
+
+
+def _meaning(exc: SlackApiError) -> Exception:
+    error = str(exc.response.get("error", ""))
+    if error in GONE:
+        return RecipientGone(error)
+    if error == "ratelimited" or exc.response.status_code == 429:
+        return RateLimited(float(exc.response.headers.get("Retry-After", 1)), "Slack rate limit")
+    return RuntimeError(f"Slack refused the message: {error}")
+
+
+class SlackAdapter:
+    """Runs the Slack app: Socket Mode, or HTTP on SLACK_HTTP_HOST:SLACK_HTTP_PORT."""
+
+    def __init__(self, settings: Settings, registry: Registry, ctx: Context) -> None:
+        assert settings.slack_bot_token is not None
+        token = settings.slack_bot_token.get_secret_value()
+        self._settings = settings
+        self._registry = registry
+        self._ctx = ctx
+        self.key = buttons.button_key(token)
+        self.client = AsyncWebClient(token=token, base_url=settings.slack_api_url)
+        self.client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=2))
+        secret = settings.slack_signing_secret
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=secret.get_secret_value() if secret else None,
+            request_verification_enabled=secret is not None,
+            logger=log,
+        )
+        self._limiter = KeyedLimiter(1.0)
+        self.messenger = SlackMessenger(self.client, self.key, self._limiter)
+        self._seen_events: OrderedDict[str, None] = OrderedDict()
+        self._runner: web.AppRunner | None = None
+        self._socket: AsyncSocketModeHandler | None = None
+        self.app.middleware(self._once_per_event)
+        self.app.command(SLASH_COMMAND)(self._on_command)
+        self.app.action(re.compile(r"^pw_"))(self._on_button)
+        self.app.event("app_home_opened")(self._on_home_opened)
+
+    async def start(self, *, receive_updates: bool = True) -> None:
+        if not receive_updates:
+            return
+        if self._settings.slack_app_token is not None:
+            self._socket = AsyncSocketModeHandler(
+                self.app, self._settings.slack_app_token.get_secret_value()
+            )
+            await self._socket.connect_async()
+            log.info("slack adapter started mode=socket")
+            return
+        self._runner = web.AppRunner(self.app.web_app(path="/slack/events"))
+        await self._runner.setup()
+        site = web.TCPSite(
+            self._runner, self._settings.slack_http_host, self._settings.slack_http_port
+        )
+        await site.start()
+        log.info("slack adapter started mode=http port=%s", self._settings.slack_http_port)
+
+    async def stop(self) -> None:
+        if self._socket is not None:
+            await self._socket.close_async()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # --- requests --------------------------------------------------------------------
+
+    async def _once_per_event(
+        self, body: dict[str, Any], next: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        """Events API retries (X-Slack-Retry-Num) of an event already seen are acknowledged
+        and dropped."""
+        event_id = body.get("event_id")
+        if isinstance(event_id, str):
+            if event_id in self._seen_events:
+                log.info("slack event retried, already handled event=%s", event_id)
+                return BoltResponse(status=200, body="")
+            self._seen_events[event_id] = None
+            while len(self._seen_events) > 10_000:
+                self._seen_events.popitem(last=False)
+        return await next()
+
+    async def _allowed(self, user: str, is_channel: bool) -> bool:
+        if not is_channel or not self._settings.slack_admins_only:
+            return True
+        if user in self._settings.slack_allowed_users:
+            return True
+        info = await self.client.users_info(user=user)
+        profile = info.get("user") or {}
+        return bool(profile.get("is_admin") or profile.get("is_owner"))
+
+    async def _on_command(
+        self, ack: Callable[..., Awaitable[None]], command: dict[str, Any]
+    ) -> None:
+        await ack()  # within Slack's 3 seconds; the work happens after
+        team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
+        is_channel = not channel.startswith("D")
+        ref = ChatRef(Platform.SLACK, chat_key(team, channel, user))
+        text = (command.get("text") or "").strip() or "help"
+        parsed = parse_command(
+            "/" + text,
+            ref,
+            chat_kind=ChatKind.CHANNEL if is_channel else ChatKind.PRIVATE,
+            user_id=user,
+        )
+        if parsed is None:
+            reply = Reply.text(f"Try `{SLASH_COMMAND} help`.", is_error=True)
+        else:
+            reply = await self._dispatch(parsed, user, is_channel)
+        await self._answer(ref, channel, user, reply)
+        if not is_channel and reply.changes_chat:
+            await self.publish_home(team, user)
+
+    async def _dispatch(self, command: Command, user: str, is_channel: bool) -> Reply:
+        spec = self._registry.get(command.name)
+        if spec is not None and spec.changes_chat and not await self._allowed(user, is_channel):
+            return Reply.text(
+                "Only workspace admins (or the configured people) can change this channel's "
+                "subscriptions. Nothing was changed.",
+                is_error=True,
+            )
+        return await self._registry.dispatch(command, self._ctx)
+
+    async def _answer(self, ref: ChatRef, channel: str, user: str, reply: Reply) -> None:
+        """In the channel when the channel changed; otherwise only to the person."""
+        messages = render(reply, lambda b: buttons.encode(b, ref.external_id, self.key))
+        for message in messages:
+            try:
+                async with self._limiter(channel):
+                    if reply.changes_chat and not channel.startswith("D"):
+                        await self.client.chat_postMessage(channel=channel, **message)
+                    else:
+                        await self.client.chat_postEphemeral(channel=channel, user=user, **message)
+            except SlackApiError as exc:
+                log.warning("slack reply failed channel=%s: %s", channel, exc.response.get("error"))
+                return
+
+    async def _on_button(self, ack: Callable[..., Awaitable[None]], body: dict[str, Any]) -> None:
+        await ack()
+        team = (body.get("team") or {}).get("id", "")
+        user = (body.get("user") or {}).get("id", "")
+        channel = (body.get("channel") or {}).get("id")
+        actions = body.get("actions") or [{}]
+        key = chat_key(team, channel, user)
+        button = buttons.decode(str(actions[0].get("value") or ""), key, self.key)
+        where = channel or user
+        if button is None:
+            reply = Reply.text("This button is not valid here; nothing was changed.", is_error=True)
+            await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
+            return
+        command = Command(
+            name=_BUTTON_COMMANDS[button.action],
+            args=button.arg,
+            chat=ChatRef(Platform.SLACK, key),
+            chat_kind=ChatKind.CHANNEL
+            if channel and not channel.startswith("D")
+            else ChatKind.PRIVATE,
+            user_id=user,
+        )
+        reply = await self._dispatch(command, user, bool(channel) and not channel.startswith("D"))
+        await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
+        if not channel or channel.startswith("D"):
+            await self.publish_home(team, user)
+
+    async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        if event.get("tab", "home") == "home":
+            await self.publish_home(body.get("team_id", ""), event["user"])
+
+    async def publish_home(self, team: str, user: str) -> None:
+        """The person's Home tab: what they follow and mute, and how papers reach them."""
+        reply = await self._registry.dispatch(
+            Command("list", "", ChatRef(Platform.SLACK, chat_key(team, None, user))), self._ctx
+        )
+        settings = await self._registry.dispatch(
+            Command("digest", "", ChatRef(Platform.SLACK, chat_key(team, None, user))), self._ctx
+        )
+        muted = await self._registry.dispatch(
+            Command("muted", "", ChatRef(Platform.SLACK, chat_key(team, None, user))), self._ctx
+        )
+        blocks: list[dict[str, Any]] = [
+            {"type": "header", "text": {"type": "plain_text", "text": "paperwatch"}},
+        ]
+        for part in (reply, muted, settings):
+            text = "\n".join(escape(line) for line in part.lines)[:3000]
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text}})
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [
+                    {
+                        "type": "mrkdwn",
+                        "text": escape(f"Change it with {SLASH_COMMAND} follow, mute, digest ..."),
+                    }
+                ],
+            }
+        )
+        try:
+            await self.client.views_publish(
+                user_id=user, view={"type": "home", "blocks": blocks[: MAX_BLOCKS * 2]}
+            )
+        except SlackApiError as exc:
+            log.warning("slack home tab not published user=%s: %s", user, exc.response.get("error"))

@@ -1,0 +1,140 @@
+"""Replies as Slack Block Kit messages, within Slack's limits, split between papers.
+
+Limits kept: 50 blocks per message (100 in a Home tab), 3,000 characters per section
+text, 150 per header, 75 per button label, and about 12,000 characters of text per
+message (Slack refuses somewhere near 13,000). Every piece of paper and user text is
+mrkdwn-escaped (`&`, `<`, `>`), so nothing can become a link, a mention or markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bot.domain import Button, PaperItem, Reply, paper_affiliations
+
+MAX_BLOCKS = 50
+MAX_SECTION = 3000
+MAX_HEADER = 150
+MAX_BUTTON = 75
+MAX_MESSAGE_CHARS = 12_000
+MAX_TITLE = 300
+MAX_AUTHORS = 3
+
+Block = dict[str, Any]
+
+
+def escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _link(url: str, label: str) -> str:
+    return f"<{escape(url)}|{escape(label).replace('|', '¦')}>"
+
+
+def _section(mrkdwn: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": _shorten(mrkdwn, MAX_SECTION)}}
+
+
+def paper_block(item: PaperItem) -> Block:
+    paper = item.paper
+    title = _shorten(paper.title or paper.arxiv_id, MAX_TITLE)
+    lines = [f"*{_link(paper.abs_url, title)}*"]
+    names = paper.author_names
+    authors = ", ".join(_shorten(n, 80) for n in names[:MAX_AUTHORS])
+    if len(names) > MAX_AUTHORS:
+        authors += f" +{len(names) - MAX_AUTHORS}"
+    meta = [m for m in (authors, paper.primary_category or "", str(paper.announced or "")) if m]
+    if meta:
+        lines.append(escape(" · ".join(meta)))
+    affiliations = paper_affiliations(paper)
+    if affiliations:
+        lines.append("_" + escape(" · ".join(_shorten(a, 80) for a in affiliations)) + "_")
+    if item.tags:
+        tags = [
+            f"*{escape(_shorten(t, 60))}*" if t in item.followed_tags else escape(_shorten(t, 60))
+            for t in item.tags[:8]
+        ]
+        lines.append(":label: " + ", ".join(tags))
+    if item.tldr:
+        lines.append("TL;DR: " + escape(_shorten(item.tldr, 600)))
+        if paper.pdf_url:
+            lines.append(f"{_link(paper.abs_url, 'abs')} · {_link(paper.pdf_url, 'PDF')}")
+    return _section("\n".join(lines))
+
+
+def button_block(row: tuple[Button, ...], values: list[str | None], row_index: int) -> Block | None:
+    elements = [
+        {
+            "type": "button",
+            "text": {"type": "plain_text", "text": _shorten(button.text, MAX_BUTTON)},
+            "action_id": f"pw_{button.action.value}_{row_index}_{i}",
+            "value": value,
+        }
+        for i, (button, value) in enumerate(zip(row, values, strict=True))
+        if value is not None
+    ]
+    return {"type": "actions", "elements": elements[:25]} if elements else None
+
+
+def _size(block: Block) -> int:
+    text = block.get("text")
+    if isinstance(text, dict):
+        return len(text.get("text", ""))
+    return sum(len(e["text"]["text"]) for e in block.get("elements", []))
+
+
+def blocks(reply: Reply) -> list[Block]:
+    parts: list[Block] = []
+    if reply.lines:
+        parts.append(_section("\n".join(escape(line) for line in reply.lines)))
+    parts += [paper_block(item) for item in reply.papers]
+    for section in reply.sections:
+        header = _shorten(section.heading, MAX_HEADER)
+        parts.append({"type": "header", "text": {"type": "plain_text", "text": header}})
+        parts += [paper_block(item) for item in section.papers]
+        if section.footer:
+            parts.append(_section(escape(section.footer)))
+    if reply.footer:
+        parts.append(_section(escape(reply.footer)))
+    return parts
+
+
+def fallback_text(reply: Reply) -> str:
+    """The plain notification text (Slack shows it where blocks cannot be shown)."""
+    first = reply.lines[0] if reply.lines else (reply.sections[0].heading if reply.sections else "")
+    if not first and reply.papers:
+        first = reply.papers[0].paper.title
+    return escape(_shorten(first or "paperwatch", 300))
+
+
+def render(
+    reply: Reply, sign: Callable[[Button], str | None] = lambda _: None
+) -> list[dict[str, Any]]:
+    """Messages `{"text", "blocks"}` within Slack's limits; the buttons go on the last one.
+
+    `sign(button)` gives a button's payload (None drops the button).
+    """
+    actions = [
+        block
+        for r, row in enumerate(reply.buttons)
+        if (block := button_block(row, [sign(button) for button in row], r))
+    ]
+    text = fallback_text(reply)
+    messages: list[list[Block]] = [[]]
+    size = len(text)
+    for block in blocks(reply):
+        if messages[-1] and (
+            len(messages[-1]) + 1 > MAX_BLOCKS - len(actions)
+            or size + _size(block) > MAX_MESSAGE_CHARS
+        ):
+            messages.append([])
+            size = len(text)
+        messages[-1].append(block)
+        size += _size(block)
+    messages[-1].extend(actions)
+    return [{"text": text, "blocks": chunk} for chunk in messages]

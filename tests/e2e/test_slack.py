@@ -1,0 +1,290 @@
+"""Slack end to end: the real slack_bolt app in HTTP mode, the real slack_sdk client, and a
+fake Slack Web API on 127.0.0.1. Slack's side sends signed requests to the app."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+import httpx
+import pytest
+
+from bot.adapters.slack import SlackAdapter
+from bot.config import Settings
+from bot.delivery.worker import Deliverer
+from bot.domain import Author, Paper
+from bot.ingest import store
+from bot.topics.catalog import Catalog, load_catalog
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
+from tests.fakes.slack_server import (
+    FakeSlack,
+    app_home_opened_event,
+    block_action_body,
+    event_body,
+    serve_fake_slack,
+    signed_request_headers,
+    slash_command_body,
+)
+
+SECRET = "test-signing-secret"
+TEAM, CHANNEL, ALICE, BOB = "T0PAPERW1", "C0PAPERS1", "U0ALICE01", "U0BOB0001"
+HOSTILE = "Agents <@U0ALICE01> & <!here> *bold* $\\mathcal{O}(n^2)$ $<$ عربي 🚀 zero\u200bwidth"
+
+
+@dataclass
+class App:
+    fake: FakeSlack
+    adapter: SlackAdapter
+    deliverer: Deliverer
+    db: Database
+    catalog: Catalog
+    url: str
+    http: httpx.AsyncClient
+
+    async def post(self, body: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
+        return await self.http.post(
+            self.url, content=body, headers=headers or signed_request_headers(body, SECRET)
+        )
+
+    async def command(self, text: str, *, user: str = ALICE, channel: str = CHANNEL) -> str:
+        before = len(self.fake.posted)
+        response = await self.post(slash_command_body(text=text, user_id=user, channel_id=channel))
+        assert response.status_code == 200
+        await self.fake.async_wait_until(lambda f: len(f.posted) > before)
+        return "\n".join(_text(p.blocks) for p in self.fake.posted[before:])
+
+    async def ingest(self, *papers: Paper) -> None:
+        async with self.db.uow() as uow:
+            await store(uow, papers, self.catalog, datetime.now(UTC))
+            await uow.commit()
+
+
+def _text(blocks: list | None) -> str:
+    parts = []
+    for block in blocks or []:
+        text = block.get("text")
+        if isinstance(text, dict):
+            parts.append(text["text"])
+    return "\n".join(parts)
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@pytest.fixture
+async def app(db: Database, catalog: Catalog, unused_tcp_port: int) -> AsyncIterator[App]:
+    with serve_fake_slack() as fake:
+        settings = Settings(
+            SLACK_BOT_TOKEN=fake.bot_token,
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_API_URL=fake.api_url,
+            SLACK_HTTP_HOST="127.0.0.1",
+            SLACK_HTTP_PORT=unused_tcp_port,
+        )
+        adapter = SlackAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
+        deliverer = Deliverer(db.uow, {"slack": adapter.messenger}, catalog)
+        await adapter.start()
+        try:
+            async with httpx.AsyncClient() as http:
+                yield App(
+                    fake,
+                    adapter,
+                    deliverer,
+                    db,
+                    catalog,
+                    f"http://127.0.0.1:{unused_tcp_port}/slack/events",
+                    http,
+                )
+        finally:
+            await adapter.stop()
+
+
+def paper(n: int, title: str, *tags: str) -> Paper:
+    return Paper(
+        arxiv_id=f"2612.{n:05d}",
+        title=title,
+        abstract="We propose a method. It improves results by 12% on three benchmarks.",
+        authors=(Author("Ada Lovelace", ("Analytical Engines Ltd",)),),
+        categories=("cs.LG",),
+        announced=date(2026, 12, 1),
+        tags=tags,
+    )
+
+
+async def test_follow_alert_mute_by_button_and_next_alert(app: App) -> None:
+    fake = app.fake
+    text = await app.command("follow RL for LLM Agents")
+    assert "Now following RL for LLM Agents" in text
+    assert fake.posted[-1].method == "chat.postMessage"  # it changed the channel: in the channel
+    await app.command("digest instant")
+    listed = await app.command("list")
+    assert fake.posted[-1].method == "chat.postEphemeral" and fake.posted[-1].user == ALICE
+    assert "RL for LLM Agents" in listed
+
+    await app.ingest(paper(1, HOSTILE, "RL for LLM Agents", "Web Agents"))
+    assert await app.deliverer.drain() == 1
+    alert = fake.messages_for(CHANNEL)[-1]
+    assert fake.rejected == []  # valid blocks, every piece of text escaped
+    body = _text(alert.blocks)
+    assert "&lt;@U0ALICE01&gt; &amp; &lt;!here&gt;" in body  # no mention, no @here
+    assert alert.text  # a plain-text fallback for notifications
+    buttons = [e for b in alert.blocks if b["type"] == "actions" for e in b["elements"]]
+    mute = next(b for b in buttons if b["text"]["text"] == "Mute Web Agents")
+
+    response = await app.post(block_action_body(mute["action_id"], mute["value"], ALICE, CHANNEL))
+    assert response.status_code == 200
+    await fake.async_wait_until(lambda f: "Muted Web Agents" in _text(f.posted[-1].blocks))
+
+    await app.ingest(
+        paper(2, "Muted web agent paper", "RL for LLM Agents", "Web Agents"),
+        paper(3, "Kept paper", "RL for LLM Agents"),
+    )
+    assert await app.deliverer.drain() == 1
+    assert "Kept paper" in _text(fake.messages_for(CHANNEL)[-1].blocks)
+
+
+async def test_bad_and_replayed_signatures_are_rejected_and_change_nothing(app: App) -> None:
+    body = slash_command_body(text="follow Web Agents")
+    forged = signed_request_headers(body, "not-the-secret")
+    assert (await app.post(body, forged)).status_code == 401
+    stale = signed_request_headers(body, SECRET, timestamp=int(time.time()) - 600)
+    assert (await app.post(body, stale)).status_code == 401
+    assert app.fake.posted == []
+    async with app.db.uow() as uow:
+        assert await uow.subscriptions.query_targets() == []
+        assert await uow.chats.by_ids([1]) == {}
+
+
+async def test_forged_and_foreign_buttons_change_nothing(app: App) -> None:
+    await app.command("follow Web Agents")
+    from bot.delivery import buttons
+    from bot.domain import Action, Button
+
+    foreign = buttons.encode(
+        Button("x", Action.UNFOLLOW, "web-agents"), f"{TEAM}:C0OTHER01", app.adapter.key
+    )
+
+    def refusals(f: FakeSlack) -> int:
+        return sum("not valid here" in _text(p.blocks) for p in f.posted)
+
+    for n, value in enumerate(("u|web-agents|forgedsig00", foreign, "garbage"), start=1):
+        await app.post(block_action_body("pw_unfollow_0_0", value, ALICE, CHANNEL))
+        await app.fake.async_wait_until(lambda f, n=n: refusals(f) == n)
+    assert "Web Agents" in await app.command("list")
+
+
+async def test_channel_changes_can_be_limited_to_admins(
+    db: Database, catalog: Catalog, unused_tcp_port: int
+) -> None:
+    with serve_fake_slack() as fake:
+        fake.set_admins([ALICE])
+        settings = Settings(
+            SLACK_BOT_TOKEN=fake.bot_token,
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_API_URL=fake.api_url,
+            SLACK_HTTP_HOST="127.0.0.1",
+            SLACK_HTTP_PORT=unused_tcp_port,
+            SLACK_ADMINS_ONLY=True,
+        )
+        adapter = SlackAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
+        await adapter.start()
+        try:
+            async with httpx.AsyncClient() as http:
+                client = App(
+                    fake,
+                    adapter,
+                    None,
+                    db,
+                    catalog,
+                    f"http://127.0.0.1:{unused_tcp_port}/slack/events",
+                    http,
+                )  # type: ignore[arg-type]
+                assert "Only workspace admins" in await client.command(
+                    "follow Web Agents", user=BOB
+                )
+                assert "Now following Web Agents" in await client.command(
+                    "follow Web Agents", user=ALICE
+                )
+                # In a DM, people manage their own subscriptions.
+                assert "Now following Agentic RAG" in await client.command(
+                    "follow Agentic RAG", user=BOB, channel="D0BOBDM01"
+                )
+        finally:
+            await adapter.stop()
+
+
+async def test_app_home_shows_what_the_person_follows(app: App) -> None:
+    await app.command("follow Web Agents", channel="D0ALICEDM")
+    body = event_body(app_home_opened_event(ALICE), event_id="Ev0HOME01")
+    assert (await app.post(body)).status_code == 200
+    await app.fake.async_wait_until(lambda f: f.home_view(ALICE) is not None)
+    home = json.dumps(app.fake.home_view(ALICE))
+    assert "Web Agents" in home and "daily digest" in home
+
+
+async def test_event_retries_are_processed_once(app: App) -> None:
+    body = event_body(app_home_opened_event(ALICE), event_id="Ev0RETRY1")
+    headers = signed_request_headers(body, SECRET)
+    await app.post(body, headers)
+    await app.fake.async_wait_until(lambda f: len(f.views) == 1)
+    retry = {
+        **signed_request_headers(body, SECRET),
+        "X-Slack-Retry-Num": "1",
+        "X-Slack-Retry-Reason": "http_timeout",
+    }
+    assert (await app.post(body, retry)).status_code == 200
+    await asyncio.sleep(0.3)
+    assert len(app.fake.views) == 1
+
+
+@pytest.mark.parametrize(
+    "error",
+    ["channel_not_found", "not_in_channel", "is_archived", "account_inactive", "invalid_auth"],
+)
+async def test_gone_destinations_are_deactivated(app: App, error: str) -> None:
+    await app.command("follow Web Agents")
+    await app.command("digest instant")
+    app.fake.fail_next("chat.postMessage", error, channel=CHANNEL)
+    await app.ingest(paper(10, "Into the void", "Web Agents"))
+    await app.deliverer.drain()
+    async with app.db.uow() as uow:
+        chats = await uow.chats.by_ids([1])
+    assert chats[1].active is False
+
+
+async def test_a_429_storm_delivers_every_message_once(app: App) -> None:
+    await app.command("follow Web Agents")
+    await app.command("digest instant")
+    app.fake.fail_next("chat.postMessage", "ratelimited", retry_after=1, times=3)
+    await app.ingest(*(paper(20 + i, f"Storm {i}", "Web Agents") for i in range(3)))
+    for _ in range(10):
+        await app.deliverer.drain()
+        titles = [p for p in app.fake.messages_for(CHANNEL) if "Storm" in _text(p.blocks)]
+        if len(titles) == 3:
+            break
+        await asyncio.sleep(0.5)
+    titles = sorted(
+        t
+        for p in app.fake.messages_for(CHANNEL)
+        for t in ("Storm 0", "Storm 1", "Storm 2")
+        if t in _text(p.blocks)
+    )
+    assert titles == ["Storm 0", "Storm 1", "Storm 2"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "follow", "frobnicate", "follow " + "x" * 5000, "follow <script>", "why <@U1>", "mute"],
+)
+async def test_bad_input_gets_a_valid_answer(app: App, text: str) -> None:
+    answer = await app.command(text)
+    assert answer
+    assert app.fake.rejected == []
