@@ -1,0 +1,71 @@
+"""Settings: names, defaults, parsing and secrecy."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from pydantic import ValidationError
+
+from bot.config import DEFAULT_CATEGORIES, Settings
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    for name in list(__import__("os").environ):
+        if name.startswith(("PAPERWATCH_", "TELEGRAM_", "SLACK_", "ARXIV_")):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+
+
+def test_defaults() -> None:
+    settings = Settings()
+    assert settings.database_url.startswith("sqlite+aiosqlite:///")
+    assert settings.database_url.endswith("paperwatch.db")
+    assert settings.arxiv_categories == DEFAULT_CATEGORIES
+    assert settings.arxiv_min_request_interval == 3.0
+    assert settings.telegram_api_base_url == "https://api.telegram.org/bot"
+    assert settings.slack_api_url == "https://slack.com/api/"
+    assert not settings.telegram_enabled and not settings.slack_enabled
+
+
+@pytest.mark.parametrize("raw", ["cs.AI,cs.LG", "cs.AI, cs.LG", "cs.AI+cs.LG", " cs.AI  cs.LG "])
+def test_categories_are_split(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv("ARXIV_CATEGORIES", raw)
+    assert Settings().arxiv_categories == ("cs.AI", "cs.LG")
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ARXIV_CATEGORIES", " , "),
+        ("PAPERWATCH_LOG_LEVEL", "LOUD"),
+        ("ARXIV_MIN_REQUEST_INTERVAL", "-1"),
+        ("TELEGRAM_WEBHOOK_PORT", "70000"),
+    ],
+)
+def test_bad_values_are_refused(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError, match=name):
+        Settings()
+
+
+def test_dotenv_is_read(tmp_path) -> None:
+    (tmp_path / ".env").write_text("TELEGRAM_BOT_TOKEN=123:abc\nPAPERWATCH_LOG_LEVEL=debug\n")
+    settings = Settings()
+    assert settings.telegram_enabled and settings.log_level == "DEBUG"
+
+
+def test_tokens_never_show(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:VERY-SECRET")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-VERY-SECRET")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "VERY-SECRET-2")
+    settings = Settings()
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("test").info("settings %s %r", settings, settings)
+    assert "VERY-SECRET" not in caplog.text
+    assert settings.slack_enabled
+    assert settings.telegram_bot_token is not None
+    assert settings.telegram_bot_token.get_secret_value() == "123456:VERY-SECRET"
