@@ -114,7 +114,7 @@ async def run_bot(
         else None
     )
     scheduler = build_scheduler(
-        Jobs(db, poller, deliverer), role=role, deliver_interval=settings.deliver_interval
+        Jobs(db, poller, deliverer, catalog), role=role, deliver_interval=settings.deliver_interval
     )
     try:
         for adapter in adapters:

@@ -243,6 +243,19 @@ async def cmd_retag(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def cmd_momentum(args: argparse.Namespace, settings: Settings) -> int:
+    """The momentum sentence and sparkline of a topic, in the terminal."""
+    db = await open_database(settings)
+    try:
+        ctx = build_context(db, open_catalog())
+        command = Command("momentum", " ".join(args.topic), CONSOLE_CHAT)
+        reply = await REGISTRY.dispatch(command, ctx)
+        print(render_reply(reply))
+    finally:
+        await db.dispose()
+    return 1 if reply.is_error else 0
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -289,6 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     tag = add("tag", cmd_tag, "print the topics of each paper in a file (no database needed)")
     tag.add_argument("file", type=Path, help="arXiv RSS/Atom/OAI response, or JSON lines")
     add("topics", cmd_topics, "list the topic catalog")
+    momentum = add("momentum", cmd_momentum, "a topic's momentum: the sentence and a sparkline")
+    momentum.add_argument("topic", nargs="+", help="a catalog topic, e.g. RL for LLM Agents")
     add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
     db = add("db", cmd_db, "database schema: upgrade, or show the current revision")
     db.add_argument("action", choices=["upgrade", "current"])

@@ -218,6 +218,7 @@ class Section:
     heading: str
     papers: tuple[PaperItem, ...] = ()
     footer: str | None = None
+    note: str | None = None  # a line under the heading, e.g. the topic's momentum
 
 
 class Action(enum.StrEnum):
@@ -253,6 +254,7 @@ class Reply:
     is_error: bool = False
     buttons: tuple[tuple[Button, ...], ...] = ()
     changes_chat: bool = False
+    chart: str | None = None  # a topic tag whose momentum chart image platforms attach
 
     @classmethod
     def text(cls, *lines: str, is_error: bool = False) -> Reply:

@@ -4,6 +4,7 @@ Poller duties (one process at a time: a PostgreSQL advisory lock decides which):
 - poll: on start-up, then Sunday to Thursday at 20:30, 21:30, 22:30 and 23:30 US
   Eastern (arXiv announces at 20:00; the later runs catch a late feed and cost one
   conditional GET each). Each run first fills any gap through OAI-PMH.
+- momentum: after each poll, a heads-up to chats whose followed topic spikes.
 - digests: every minute, chats whose `next_digest_at` has come get their digest
   (found through that indexed column, never one job per chat).
 
@@ -27,7 +28,9 @@ from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
 from bot.arxiv.poller import Poller, PollOutcome
 from bot.arxiv.schedule import EASTERN
+from bot.delivery.spikes import check_spikes
 from bot.delivery.worker import Deliverer, fold_due_digests
+from bot.topics.catalog import Catalog
 from storage.database import Database
 
 log = logging.getLogger(__name__)
@@ -59,9 +62,11 @@ class Jobs:
         db: Database,
         poller: Poller | None,
         deliverer: Deliverer | None,
+        catalog: Catalog | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._db = db
+        self._catalog = catalog
         self._poller = poller
         self._deliverer = deliverer
         self._clock = clock
@@ -70,6 +75,11 @@ class Jobs:
         if self._poller is None or not await self._db.hold_poller_lock():
             return
         await poll_job(self._poller)
+        if self._catalog is not None:
+            try:
+                await check_spikes(self._db.uow, self._catalog, self._clock())
+            except Exception:
+                log.exception("momentum check failed; retried after the next poll")
         await self.deliver()
 
     async def digests(self) -> None:

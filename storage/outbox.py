@@ -169,6 +169,21 @@ class OutboxRepository:
             update(OutboxRow).where(OutboxRow.id == item_id).values(payload=payload)
         )
 
+    async def enqueue_notice(self, chat_id: int, kind: str, text: str, now: datetime) -> None:
+        """A message not about one paper (a momentum spike, say), due now."""
+        self._s.add(
+            OutboxRow(
+                chat_id=chat_id,
+                paper_id=None,
+                kind=kind,
+                payload={"text": text},
+                status="pending",
+                due_at=now,
+                created_at=now,
+            )
+        )
+        await self._s.flush()
+
     async def fold_digest(self, chat_id: int, now: datetime) -> int:
         """Gather a chat's waiting items into one digest row; returns how many papers."""
         stmt = (

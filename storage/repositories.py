@@ -132,6 +132,11 @@ class ChatRepository:
         await self._s.flush()
         return True
 
+    async def with_momentum_alerts(self) -> list[int]:
+        """Active chats that want spike alerts."""
+        stmt = select(ChatRow.id).where(ChatRow.active, ChatRow.momentum_alerts)
+        return list((await self._s.execute(stmt)).scalars())
+
     async def due_for_digest(self, now: datetime, limit: int = 500) -> list[Chat]:
         stmt = (
             select(ChatRow)

@@ -15,6 +15,7 @@ from typing import Self
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from storage.momentum import MomentumRepository
 from storage.outbox import OutboxRepository
 from storage.repositories import (
     ChatRepository,
@@ -32,6 +33,7 @@ class UnitOfWork:
     papers: PaperRepository
     poll_state: PollStateRepository
     outbox: OutboxRepository
+    momentum: MomentumRepository
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
@@ -56,6 +58,7 @@ class UnitOfWork:
         self.papers = PaperRepository(session)
         self.poll_state = PollStateRepository(session)
         self.outbox = OutboxRepository(session)
+        self.momentum = MomentumRepository(session)
         return self
 
     async def __aexit__(

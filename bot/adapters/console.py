@@ -63,6 +63,8 @@ def render_reply(reply: Reply) -> str:
     parts.extend(render_paper(item) for item in reply.papers)
     for section in reply.sections:
         parts.append(f"== {section.heading}")
+        if section.note:
+            parts.append(section.note)
         parts.extend(render_paper(item) for item in section.papers)
         if section.footer:
             parts.append(section.footer)

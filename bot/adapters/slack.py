@@ -32,6 +32,7 @@ from bot.delivery.messenger import RateLimited, RecipientGone, Transient
 from bot.delivery.slack_render import MAX_BLOCKS, escape, render
 from bot.domain import Action, Chat, ChatKind, ChatRef, Command, Platform, Reply
 from handlers.base import Context, Registry
+from handlers.momentum import momentum_chart
 from handlers.text import parse_command
 
 log = logging.getLogger(__name__)
@@ -219,6 +220,16 @@ class SlackAdapter:
             except SlackApiError as exc:
                 log.warning("slack reply failed channel=%s: %s", channel, exc.response.get("error"))
                 return
+        if reply.chart is not None and channel.startswith("D"):
+            # Files cannot be ephemeral: charts go only to a person's own DM with the app.
+            png = await momentum_chart(self._ctx, reply.chart)
+            if png is not None:
+                try:
+                    await self.client.files_upload_v2(
+                        channel=channel, content=png, filename="momentum.png", title="Momentum"
+                    )
+                except SlackApiError as exc:
+                    log.warning("slack chart upload failed: %s", exc.response.get("error"))
 
     async def _on_button(self, ack: Callable[..., Awaitable[None]], body: dict[str, Any]) -> None:
         await ack()

@@ -44,6 +44,7 @@ from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transi
 from bot.delivery.telegram_render import render
 from bot.domain import Action, Chat, ChatKind, ChatRef, Command, Platform, Reply
 from handlers.base import Context, Registry, not_a_command
+from handlers.momentum import momentum_chart
 from handlers.text import parse_command
 
 log = logging.getLogger(__name__)
@@ -281,6 +282,10 @@ class TelegramAdapter:
     async def _reply(self, chat_id: int, reply: Reply) -> None:
         for message in to_messages(reply, str(chat_id), self.key):
             await send(self.application.bot, chat_id, message)
+        if reply.chart is not None:
+            png = await momentum_chart(self._ctx, reply.chart)
+            if png is not None:
+                await self.application.bot.send_photo(chat_id=chat_id, photo=png)
 
     async def _on_button(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
         query: CallbackQuery | None = update.callback_query

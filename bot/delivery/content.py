@@ -6,7 +6,7 @@ queued is still respected, and an alert whose every reason was muted is dropped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.delivery.tldr import tldr
@@ -92,9 +92,14 @@ def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
 
 
 def digest(
-    catalog: Catalog, papers: Sequence[Paper], audience: Audience, title: str
+    catalog: Catalog,
+    papers: Sequence[Paper],
+    audience: Audience,
+    title: str,
+    momentum: Mapping[str, str] | None = None,
 ) -> Reply | None:
-    """Papers grouped by followed topic, best first, at most a few per topic."""
+    """Papers grouped by followed topic, best first, at most a few per topic, each topic
+    with its momentum sentence when there is one (`momentum`: tag -> sentence)."""
     placed: dict[str, list[Paper]] = {s.tag: [] for s in audience.subscriptions}
     for paper in papers:
         reasons = audience.reasons(paper)
@@ -119,6 +124,7 @@ def digest(
                 heading=f"{sub.label} ({len(found)} new)",
                 papers=tuple(paper_item(catalog, p, audience, summary=False) for p in shown),
                 footer=f"+{more} more: /latest {sub.label}" if more else None,
+                note=(momentum or {}).get(sub.tag),
             )
         )
     return Reply(

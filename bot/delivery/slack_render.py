@@ -96,6 +96,8 @@ def blocks(reply: Reply) -> list[Block]:
     for section in reply.sections:
         header = _shorten(section.heading, MAX_HEADER)
         parts.append({"type": "header", "text": {"type": "plain_text", "text": header}})
+        if section.note:
+            parts.append(_section(escape(section.note)))
         parts += [paper_block(item) for item in section.papers]
         if section.footer:
             parts.append(_section(escape(section.footer)))

@@ -80,6 +80,8 @@ def blocks(reply: Reply) -> list[Block]:
     for section in reply.sections:
         heading = _shorten(section.heading, 200)
         parts.append(Block(f"<b>{escape(heading)}</b>", utf16_len(heading)))
+        if section.note:
+            parts.append(_text(section.note))
         parts += [_paper(item) for item in section.papers]
         if section.footer:
             parts.append(_text(section.footer))

@@ -22,8 +22,9 @@ from datetime import UTC, datetime, timedelta
 from bot.delivery.content import Audience, alert, digest
 from bot.delivery.messenger import ChatMoved, Messenger, RateLimited, RecipientGone
 from bot.delivery.schedule import next_digest_at, quiet_until
-from bot.domain import Chat, ChatRef, Paper, Reply
+from bot.domain import Chat, ChatRef, Paper, Reply, Subscription
 from bot.topics.catalog import Catalog
+from bot.topics.momentum import sentence
 from storage.outbox import OutboxItem
 from storage.uow import UnitOfWork
 
@@ -106,6 +107,7 @@ class Deliverer:
             subs = await uow.subscriptions.for_chats(chat_ids)
             mutes = await uow.mutes.for_chats(chat_ids)
             papers = await uow.papers.by_ids(sorted(paper_ids))
+            momentum = await self._momentum(uow, items, subs)
             jobs = []
             for item in items:
                 chat = chats.get(item.chat_id)
@@ -113,7 +115,7 @@ class Deliverer:
                     await uow.outbox.mark_dead(item.id, "chat no longer exists")
                     continue
                 audience = Audience(tuple(subs.get(chat.id, ())), tuple(mutes.get(chat.id, ())))
-                reply = self._content(chat, item, audience, papers)
+                reply = self._content(chat, item, audience, papers, momentum)
                 if reply is None:  # every reason was muted or unfollowed since it was queued
                     await uow.outbox.mark_sent(item.id, now)
                     continue
@@ -188,8 +190,25 @@ class Deliverer:
             await uow.outbox.mark_sent(item.id, self._clock())
             await uow.commit()
 
+    async def _momentum(
+        self, uow: UnitOfWork, items: list[OutboxItem], subs: dict[int, list[Subscription]]
+    ) -> dict[str, str]:
+        """Momentum sentences for the topics of the digests in this batch (tag -> text)."""
+        tags = {s.tag for i in items if i.kind == "digest" for s in subs.get(i.chat_id, ())}
+        if not tags:
+            return {}
+        today = self._clock().date()
+        as_of = await uow.momentum.latest_announced(today) or today
+        figures = await uow.momentum.for_tags(sorted(tags), as_of)
+        return {tag: sentence(m) for tag, m in figures.items() if m.last_28 or m.prior_28}
+
     def _content(
-        self, chat: Chat, item: OutboxItem, audience: Audience, papers: dict[int, Paper]
+        self,
+        chat: Chat,
+        item: OutboxItem,
+        audience: Audience,
+        papers: dict[int, Paper],
+        momentum: dict[str, str],
     ) -> Reply | None:
         if item.kind == "alert" and item.paper_id is not None:
             paper = papers.get(item.paper_id)
@@ -198,7 +217,8 @@ class Deliverer:
             ids = [int(i) for i in item.payload.get("papers", [])]
             weekly = chat.digest_mode.value == "weekly"
             title = "Your weekly digest" if weekly else "Your daily digest"
-            return digest(self._catalog, [papers[i] for i in ids if i in papers], audience, title)
+            found = [papers[i] for i in ids if i in papers]
+            return digest(self._catalog, found, audience, title, momentum)
         text = item.payload.get("text")
         return Reply.text(str(text)) if text else None
 

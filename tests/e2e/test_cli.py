@@ -277,3 +277,12 @@ def test_retag_rebuilds_rule_tags(tmp_path: Path) -> None:
     result = paperwatch("retag", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "Retagged 4 papers with" in result.stdout
+
+
+def test_momentum_in_the_terminal(tmp_path: Path) -> None:
+    paperwatch("console", cwd=tmp_path, stdin="/start\n")  # loads the sample papers
+    result = paperwatch("momentum", "RL", "for", "LLM", "Agents", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "RL for LLM Agents (trending): 30 papers, new in the last four weeks." in result.stdout
+    unknown = paperwatch("momentum", "quantum", "gravity", "of", "cats", cwd=tmp_path)
+    assert unknown.returncode == 1 and "I don't know a topic" in unknown.stdout

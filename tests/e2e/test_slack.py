@@ -114,7 +114,7 @@ def paper(n: int, title: str, *tags: str) -> Paper:
         abstract="We propose a method. It improves results by 12% on three benchmarks.",
         authors=(Author("Ada Lovelace", ("Analytical Engines Ltd",)),),
         categories=("cs.LG",),
-        announced=date(2026, 12, 1),
+        announced=date(2026, 11, 2),
         tags=tags,
     )
 
@@ -287,4 +287,12 @@ async def test_a_429_storm_delivers_every_message_once(app: App) -> None:
 async def test_bad_input_gets_a_valid_answer(app: App, text: str) -> None:
     answer = await app.command(text)
     assert answer
+    assert app.fake.rejected == []
+
+
+async def test_momentum_chart_goes_to_a_dm(app: App) -> None:
+    await app.ingest(*(paper(40 + i, f"Momentum {i}", "Web Agents") for i in range(3)))
+    text = await app.command("momentum Web Agents", channel="D0ALICEDM")
+    assert "Web Agents" in text and "in the last four weeks" in text
+    await app.fake.async_wait_until(lambda f: len(f.uploads) == 1)
     assert app.fake.rejected == []

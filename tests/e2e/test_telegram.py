@@ -323,3 +323,12 @@ async def test_webhook_mode_checks_the_secret(
             assert "/follow RL for LLM Agents" in fake.messages_for(ALICE)[0].visible_text
         finally:
             await adapter.stop()
+
+
+async def test_momentum_comes_with_a_chart(bot: Bot) -> None:
+    await bot.ingest(*(paper(30 + i, f"Momentum paper {i}", "RL for LLM Agents") for i in range(3)))
+    text = await bot.say(ALICE, "/momentum RL for LLM Agents")
+    assert "RL for LLM Agents" in text and "in the last four weeks" in text
+    await bot.fake.async_wait_until(lambda f: any(m.method == "sendPhoto" for m in f.sent))
+    photo = next(m for m in bot.fake.sent if m.method == "sendPhoto")
+    assert photo.chat_id == ALICE and bot.fake.rejected == []

@@ -47,7 +47,8 @@ class Recorder:
     def render(self, chat: Chat, reply: Reply) -> list[str]:
         text = "\n".join(reply.lines + tuple(p.paper.title for p in reply.papers))
         text += "".join(
-            f"\n{s.heading}: " + ", ".join(p.paper.title for p in s.papers) for s in reply.sections
+            f"\n{s.heading}: " + ", ".join(p.paper.title for p in s.papers) + f" [{s.note}]"
+            for s in reply.sections
         )
         return [f"[{i + 1}/{self.parts}] {text}" for i in range(self.parts)]
 
@@ -189,9 +190,11 @@ async def test_daily_digest_in_the_chats_time_zone(
     text = recorder.sent[0][1]
     assert "Your daily digest: 2 new paper(s)" in text
     assert (
-        f"Web Agents (1 new): {WEB_RL.title}" in text
-        and f"Agentic RAG (1 new): {RAG.title}" in text
+        f"Web Agents (1 new): {WEB_RL.title} [" in text
+        and f"Agentic RAG (1 new): {RAG.title} [" in text
     )
+    # Each topic carries its momentum line.
+    assert text.count("[1 paper, new in the last four weeks. 33.3% of all new papers.]") == 2, text
     async with db.uow() as uow:
         chat = await uow.chats.get(CONSOLE_CHAT)
     assert chat.next_digest_at == datetime(2026, 9, 26, 5, 30, tzinfo=UTC)

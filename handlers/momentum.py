@@ -1,0 +1,192 @@
+"""Topic momentum: /momentum [topic], /momentum alerts on|off, /trending.
+
+Figures run up to the newest announcement in the index (never after today), so a
+weekend or a stale poller does not read as a drop. `momentum_chart` gives adapters
+that can send images the PNG of one topic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from datetime import date
+
+from bot.delivery.chart import momentum_png
+from bot.domain import Action, Button, Command, Reply, Subscription, Topic
+from bot.topics.momentum import Momentum, SpikeVerdict, is_spike, sentence, sparkline
+from bot.topics.resolve import resolve_topic
+from handlers.base import CommandSpec, Context
+from handlers.subscriptions import EXAMPLE_TOPIC, unknown_topic, usage_error
+from storage.momentum import MomentumRepository
+from storage.uow import UnitOfWork
+
+WEEKS = 26
+SHOWN = 10  # followed topics shown by /momentum without a topic
+TRENDING_SHOWN = 5
+
+_SWITCH = {"on": True, "off": False}
+
+
+async def _as_of(repo: MomentumRepository, ctx: Context) -> date:
+    today = ctx.clock().date()
+    return await repo.latest_announced(today) or today
+
+
+def _block(name: str, m: Momentum) -> list[str]:
+    """Two lines per topic: the sentence, then the weekly sparkline."""
+    marker = " (trending)" if is_spike(m) else ""
+    return [f"{name}{marker}: {sentence(m)}", f"{sparkline(m.weekly)} weekly, oldest first"]
+
+
+def _heading(as_of: date) -> str:
+    return f"Momentum up to {as_of:%d %b %Y} ({WEEKS} weeks):"
+
+
+async def momentum(cmd: Command, ctx: Context) -> Reply:
+    """How much is written on a topic lately, or on each followed topic."""
+    words = cmd.args.split()
+    if words and words[0].lower() == "alerts":
+        return await _alerts(cmd, ctx, words[1:])
+    if cmd.args:
+        return await _one_topic(cmd, ctx)
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        subs = [s for s in await uow.subscriptions.for_chat(chat.id) if s.tag] if chat else []
+        if not subs:
+            return Reply.text(
+                "You don't follow any topic yet.",
+                f"/momentum <topic> shows any topic, e.g. /momentum {EXAMPLE_TOPIC}",
+            )
+        repo = uow.momentum
+        as_of = await _as_of(repo, ctx)
+        shown = subs[:SHOWN]
+        figures = await repo.for_tags([s.tag for s in shown], as_of, WEEKS)
+    lines = [_heading(as_of)]
+    for sub in shown:
+        lines += _block(_label(ctx, sub), figures[sub.tag])
+    if len(subs) > SHOWN:
+        lines.append(f"… and {len(subs) - SHOWN} more: /momentum <topic> shows any of them.")
+    return Reply(lines=tuple(lines))
+
+
+def _label(ctx: Context, sub: Subscription) -> str:
+    topic = ctx.catalog.by_slug(sub.tag)
+    return topic.name if topic else sub.label
+
+
+async def _one_topic(cmd: Command, ctx: Context) -> Reply:
+    resolution = resolve_topic(cmd.args, ctx.catalog)
+    async with ctx.uow() as uow:
+        if resolution.topic is not None:
+            tag, name = resolution.topic.slug, resolution.topic.name
+        else:
+            own = await _own_query(uow, cmd, cmd.args)
+            if own is None:
+                return unknown_topic(cmd.args, resolution.suggestions, offer_query=False)
+            tag, name = own.tag, own.label
+        repo = uow.momentum
+        as_of = await _as_of(repo, ctx)
+        m = await repo.for_tag(tag, as_of, WEEKS)
+    lines = [_heading(as_of), *_block(name, m)]
+    if resolution.topic is not None and not resolution.exact:
+        lines.append(f'(I read "{cmd.args}" as {name}.)')
+    return Reply(lines=tuple(lines), chart=tag if any(m.weekly) else None)
+
+
+async def _own_query(uow: UnitOfWork, cmd: Command, text: str) -> Subscription | None:
+    """A custom query this chat follows, named by what was typed or its canonical form."""
+    chat = await uow.chats.get(cmd.chat)
+    if chat is None:
+        return None
+    wanted = text.strip().lower()
+    subs = await uow.subscriptions.for_chat(chat.id)
+    return next((s for s in subs if s.tag and wanted in (s.label.lower(), s.target.lower())), None)
+
+
+async def _alerts(cmd: Command, ctx: Context, words: Sequence[str]) -> Reply:
+    """`/momentum alerts` shows the switch; `on` / `off` sets it (admins only)."""
+    if not words:
+        async with ctx.uow() as uow:
+            chat = await uow.chats.get(cmd.chat)
+        state = "on" if chat is None or chat.momentum_alerts else "off"
+        return Reply.text(
+            f"Momentum alerts are {state}: a message when a topic you follow suddenly rises.",
+            "Change it with /momentum alerts on|off",
+        )
+    if len(words) != 1 or words[0].lower() not in _SWITCH:
+        return usage_error(
+            "/momentum alerts on|off", "Say on or off, nothing else. Nothing was changed."
+        )
+    if not cmd.is_admin:
+        return Reply.text(
+            "Only the chat's administrators can change this chat's alerts.", is_error=True
+        )
+    enabled = _SWITCH[words[0].lower()]
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        await uow.chats.update(chat.id, momentum_alerts=enabled)
+        await uow.commit()
+    text = (
+        "Momentum alerts are on: I'll tell you when a topic you follow suddenly rises."
+        if enabled
+        else "Momentum alerts are off. /momentum still shows the figures."
+    )
+    return Reply(lines=(text,), changes_chat=True)
+
+
+def _rank(verdict: SpikeVerdict) -> tuple[float, float]:
+    growth = verdict.growth if verdict.growth is not None else -math.inf
+    return (growth, verdict.z)
+
+
+async def trending(cmd: Command, ctx: Context) -> Reply:
+    """Catalog topics whose rise this week is real (the spike rule), fastest first."""
+    slugs = [t.slug for t in ctx.catalog.topics]
+    async with ctx.uow() as uow:
+        repo = uow.momentum
+        as_of = await _as_of(repo, ctx)
+        figures = await repo.for_tags(slugs, as_of, WEEKS)
+    verdicts = {slug: is_spike(m) for slug, m in figures.items()}
+    rising = sorted((s for s, v in verdicts.items() if v), key=lambda s: _rank(verdicts[s]))
+    top = rising[::-1][:TRENDING_SHOWN]
+    if not top:
+        return Reply.text(
+            f"No topic is rising unusually fast right now (up to {as_of:%d %b %Y}).",
+            "/momentum <topic> shows any topic's figures.",
+        )
+    lines = [f"Rising fastest, up to {as_of:%d %b %Y}:"]
+    topics: list[Topic] = [t for s in top if (t := ctx.catalog.by_slug(s))]
+    for topic in topics:
+        m = figures[topic.slug]
+        lines.append(f"• {topic.name}: {sentence(m)} {sparkline(m.weekly[-12:])}")
+    return Reply(
+        lines=tuple(lines),
+        buttons=tuple((Button(f"Follow {t.name}", Action.FOLLOW, t.slug),) for t in topics),
+    )
+
+
+async def momentum_chart(ctx: Context, tag: str) -> bytes | None:
+    """The PNG chart of a topic (a catalog slug or name, or a followed query's tag);
+    None when unknown or empty. Rendering runs in a worker thread, off the event loop.
+    """
+    found = ctx.catalog.by_slug(tag) or resolve_topic(tag, ctx.catalog).topic
+    name = found.name if found else tag
+    key = found.slug if found else tag
+    async with ctx.uow() as uow:
+        repo = uow.momentum
+        m = await repo.for_tag(key, await _as_of(repo, ctx), WEEKS)
+    if not any(m.weekly):
+        return None
+    return await asyncio.to_thread(momentum_png, m, name)
+
+
+MOMENTUM = CommandSpec(
+    "momentum",
+    momentum,
+    "how much is written on a topic lately; momentum alerts on or off",
+    "/momentum [topic | alerts on|off]",
+)
+TRENDING = CommandSpec(
+    "trending", trending, "topics rising fastest this week", "/trending", max_args=0
+)
