@@ -332,3 +332,13 @@ async def test_momentum_comes_with_a_chart(bot: Bot) -> None:
     await bot.fake.async_wait_until(lambda f: any(m.method == "sendPhoto" for m in f.sent))
     photo = next(m for m in bot.fake.sent if m.method == "sendPhoto")
     assert photo.chat_id == ALICE and bot.fake.rejected == []
+
+
+async def test_a_channel_where_the_bot_is_admin(bot: Bot) -> None:
+    channel = -1007777
+    answer = await bot.say(channel, "/follow Web Agents", chat_type="channel")
+    assert "Now following Web Agents" in answer
+    await bot.say(channel, "/digest instant", chat_type="channel")
+    await bot.ingest(paper(50, "For the channel", "Web Agents"))
+    await bot.deliverer.drain()
+    assert "For the channel" in bot.fake.messages_for(channel)[-1].visible_text
