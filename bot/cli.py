@@ -24,7 +24,7 @@ from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.arxiv.poller import PollOutcome
 from bot.config import Settings
-from bot.domain import Command, Paper
+from bot.domain import Command, Paper, Reply
 from bot.ingest import IngestResult, load_sample_if_empty, paper_from_json, store_papers
 from bot.scheduler import ROLES
 from bot.topics.catalog import Catalog
@@ -147,13 +147,19 @@ async def cmd_backfill(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+async def run_chat_command(db: Database, name: str, args: str = "") -> Reply:
+    """Run a chat command as the terminal chat and print its answer."""
+    ctx = build_context(db, open_catalog())
+    reply = await REGISTRY.dispatch(Command(name, args, CONSOLE_CHAT), ctx)
+    print(render_reply(reply))
+    return reply
 
+
+async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+    """/status, plus what only an operator needs: the outbox and its dead letters."""
     db = await open_database(settings)
     try:
-        ctx = build_context(db, open_catalog())
-        reply = await REGISTRY.dispatch(Command("status", "", CONSOLE_CHAT), ctx)
-        print(render_reply(reply))
+        await run_chat_command(db, "status")
         async with db.uow() as uow:
             counts = await uow.outbox.counts()
             dead = await uow.outbox.dead_letters()
@@ -247,10 +253,7 @@ async def cmd_momentum(args: argparse.Namespace, settings: Settings) -> int:
     """The momentum sentence and sparkline of a topic, in the terminal."""
     db = await open_database(settings)
     try:
-        ctx = build_context(db, open_catalog())
-        command = Command("momentum", " ".join(args.topic), CONSOLE_CHAT)
-        reply = await REGISTRY.dispatch(command, ctx)
-        print(render_reply(reply))
+        reply = await run_chat_command(db, "momentum", " ".join(args.topic))
     finally:
         await db.dispose()
     return 1 if reply.is_error else 0

@@ -222,7 +222,8 @@ class Section:
 
 
 class Action(enum.StrEnum):
-    """What a button does; the argument says to what (a tag, topic slug or arXiv id)."""
+    """What a button does: the chat command of the same name, with the button's argument
+    (a tag, topic slug or arXiv id)."""
 
     FOLLOW = "follow"
     UNFOLLOW = "unfollow"

@@ -30,7 +30,7 @@ from bot.delivery import buttons
 from bot.delivery.limits import KeyedLimiter
 from bot.delivery.messenger import RateLimited, RecipientGone, Transient
 from bot.delivery.slack_render import MAX_BLOCKS, escape, render
-from bot.domain import Action, Chat, ChatKind, ChatRef, Command, Platform, Reply
+from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply
 from handlers.base import Context, Registry
 from handlers.momentum import momentum_chart
 from handlers.text import parse_command
@@ -39,13 +39,6 @@ log = logging.getLogger(__name__)
 
 SLASH_COMMAND = "/paperwatch"
 GONE = {"channel_not_found", "not_in_channel", "is_archived", "account_inactive", "invalid_auth"}
-_BUTTON_COMMANDS = {
-    Action.FOLLOW: "follow",
-    Action.UNFOLLOW: "unfollow",
-    Action.MUTE: "mute",
-    Action.WHY: "why",
-    Action.LATEST: "latest",
-}
 
 
 def chat_key(team: str, channel: str | None, user: str) -> str:
@@ -245,7 +238,7 @@ class SlackAdapter:
             await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
             return
         command = Command(
-            name=_BUTTON_COMMANDS[button.action],
+            name=button.action.value,  # each action is the command of that name
             args=button.arg,
             chat=ChatRef(Platform.SLACK, key),
             chat_kind=ChatKind.CHANNEL

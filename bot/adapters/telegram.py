@@ -42,7 +42,7 @@ from bot.delivery import buttons
 from bot.delivery.limits import KeyedLimiter
 from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
 from bot.delivery.telegram_render import render
-from bot.domain import Action, Chat, ChatKind, ChatRef, Command, Platform, Reply
+from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply
 from handlers.base import Context, Registry, not_a_command
 from handlers.momentum import momentum_chart
 from handlers.text import parse_command
@@ -54,13 +54,6 @@ _KINDS = {
     TgChat.GROUP: ChatKind.GROUP,
     TgChat.SUPERGROUP: ChatKind.GROUP,
     TgChat.CHANNEL: ChatKind.CHANNEL,
-}
-_BUTTON_COMMANDS = {
-    Action.FOLLOW: "follow",
-    Action.UNFOLLOW: "unfollow",
-    Action.MUTE: "mute",
-    Action.WHY: "why",
-    Action.LATEST: "latest",
 }
 _GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is deactivated")
 
@@ -301,7 +294,7 @@ class TelegramAdapter:
             )
             return
         command = Command(
-            name=_BUTTON_COMMANDS[button.action],
+            name=button.action.value,  # each action is the command of that name
             args=button.arg,
             chat=ChatRef(Platform.TELEGRAM, str(chat.id)),
             chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
