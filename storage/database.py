@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,10 @@ def _check_sqlite_path(database: str | None) -> None:
     target = path if path.exists() else folder
     if not os.access(target, os.W_OK):
         raise DatabaseConfigError(f"cannot open database {path}: {target} is not writable")
+    try:  # the stdlib driver says at once, and plainly, what the async one would say later
+        sqlite3.connect(path).close()
+    except sqlite3.Error as exc:
+        raise DatabaseConfigError(f"cannot open database {path}: {exc}") from exc
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

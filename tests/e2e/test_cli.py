@@ -103,7 +103,7 @@ def test_run_polls_on_start_while_the_chat_keeps_answering(tmp_path: Path) -> No
     ("url", "message"),
     [
         ("sqlite+aiosqlite:////no/such/folder/pw.db", "folder /no/such/folder does not exist"),
-        ("sqlite+aiosqlite:////proc/pw.db", "cannot open the database"),
+        ("sqlite+aiosqlite:////proc/pw.db", "cannot open database /proc/pw.db"),
         ("mysql://localhost/pw", "unsupported database"),
         ("not a url", "is not a database URL"),
     ],
