@@ -17,8 +17,10 @@ A job never raises into the scheduler: failures are logged and retried next time
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -54,6 +56,19 @@ async def poll_job(poller: Poller) -> PollOutcome | None:
         return None
 
 
+def _stops_quietly(job: Callable[[Jobs], Awaitable[None]]) -> Callable[[Jobs], Awaitable[None]]:
+    """A job cancelled at shutdown ends without a scary traceback in the log."""
+
+    @functools.wraps(job)
+    async def run(self: Jobs) -> None:
+        try:
+            await job(self)
+        except asyncio.CancelledError:
+            log.info("job %s stopped at shutdown", job.__name__)
+
+    return run
+
+
 class Jobs:
     """The jobs of one process, by role."""
 
@@ -71,6 +86,7 @@ class Jobs:
         self._deliverer = deliverer
         self._clock = clock
 
+    @_stops_quietly
     async def poll(self) -> None:
         if self._poller is None or not await self._db.hold_poller_lock():
             return
@@ -82,6 +98,7 @@ class Jobs:
                 log.exception("momentum check failed; retried after the next poll")
         await self.deliver()
 
+    @_stops_quietly
     async def digests(self) -> None:
         if not await self._db.hold_poller_lock():
             return
@@ -90,6 +107,7 @@ class Jobs:
         except Exception:
             log.exception("digest tick failed; retried in a minute")
 
+    @_stops_quietly
     async def deliver(self) -> None:
         if self._deliverer is None:
             return
