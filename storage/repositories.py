@@ -10,16 +10,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import (
-    Author,
     Chat,
     ChatKind,
     ChatRef,
     DigestMode,
-    Paper,
     Platform,
     Subscription,
     SubscriptionKind,
@@ -27,18 +25,16 @@ from bot.domain import (
 from storage.models import (
     ChatRow,
     MutedTagRow,
-    PaperRow,
-    PaperTagRow,
     PollStateRow,
     SubscriptionRow,
-    utcnow,
 )
 
 # Bound parameters per statement stay well below SQLite's and asyncpg's limits.
 _CHUNK = 500
 
 
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+def chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    """Slices of `items` small enough for one statement's bound parameters."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
@@ -99,7 +95,7 @@ class ChatRepository:
 
     async def by_ids(self, chat_ids: Iterable[int]) -> dict[int, Chat]:
         found: dict[int, Chat] = {}
-        for chunk in _chunks(list(set(chat_ids))):
+        for chunk in chunks(list(set(chat_ids))):
             rows = await self._s.execute(select(ChatRow).where(ChatRow.id.in_(chunk)))
             found.update({row.id: _chat(row) for row in rows.scalars()})
         return found
@@ -220,7 +216,7 @@ class SubscriptionRepository:
 
     async def for_chats(self, chat_ids: Iterable[int]) -> dict[int, list[Subscription]]:
         found: dict[int, list[Subscription]] = {}
-        for chunk in _chunks(list(set(chat_ids))):
+        for chunk in chunks(list(set(chat_ids))):
             stmt = (
                 select(SubscriptionRow)
                 .where(SubscriptionRow.chat_id.in_(chunk))
@@ -264,7 +260,7 @@ class MuteRepository:
 
     async def for_chats(self, chat_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]:
         found: dict[int, list[tuple[str, str]]] = {}
-        for chunk in _chunks(list(set(chat_ids))):
+        for chunk in chunks(list(set(chat_ids))):
             stmt = select(MutedTagRow.chat_id, MutedTagRow.tag, MutedTagRow.scope).where(
                 MutedTagRow.chat_id.in_(chunk)
             )
@@ -275,213 +271,6 @@ class MuteRepository:
     async def for_chat(self, chat_id: int) -> list[tuple[str, str]]:
         stmt = select(MutedTagRow.tag, MutedTagRow.scope).where(MutedTagRow.chat_id == chat_id)
         return [(tag, scope) for tag, scope in (await self._s.execute(stmt)).all()]
-
-
-# --- papers ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class UpsertResult:
-    """What storing a batch did, by version-free arXiv id."""
-
-    new: tuple[str, ...]
-    updated: tuple[str, ...]
-    unchanged: tuple[str, ...]
-
-
-def _paper_values(paper: Paper) -> dict[str, Any]:
-    return {
-        "arxiv_id": paper.arxiv_id,
-        "version": paper.version,
-        "title": paper.title,
-        "abstract": paper.abstract,
-        "authors": [{"name": a.name, "affiliations": list(a.affiliations)} for a in paper.authors],
-        "categories": list(paper.categories),
-        "primary_category": paper.primary_category,
-        "announced": paper.announced,
-        "submitted": paper.submitted,
-        "updated": paper.updated,
-        "doi": paper.doi,
-        "journal_ref": paper.journal_ref,
-        "comment": paper.comment,
-    }
-
-
-def _paper(row: PaperRow, tags: Sequence[str] = ()) -> Paper:
-    return Paper(
-        arxiv_id=row.arxiv_id,
-        version=row.version,
-        title=row.title,
-        abstract=row.abstract,
-        authors=tuple(
-            Author(a["name"], tuple(a.get("affiliations") or ())) for a in row.authors or ()
-        ),
-        categories=tuple(row.categories or ()),
-        announced=row.announced,
-        submitted=row.submitted,
-        updated=row.updated,
-        doi=row.doi,
-        journal_ref=row.journal_ref,
-        comment=row.comment,
-        tags=tuple(tags),
-    )
-
-
-class PaperRepository:
-    def __init__(self, session: AsyncSession) -> None:
-        self._s = session
-
-    async def upsert(self, papers: Iterable[Paper]) -> UpsertResult:
-        """Store papers by version-free id: insert new ones, move known ones to a newer
-        version (metadata refreshed), ignore repeats. A batch may repeat an id; the
-        highest version wins. Replacement announcements of unknown papers are stored
-        (they still never count as new: callers decide that from `announce_type`).
-        """
-        latest: dict[str, Paper] = {}
-        for paper in papers:
-            seen = latest.get(paper.arxiv_id)
-            if seen is None or paper.version > seen.version:
-                latest[paper.arxiv_id] = paper
-        existing: dict[str, tuple[int, int]] = {}
-        for chunk in _chunks(list(latest)):
-            stmt = select(PaperRow.arxiv_id, PaperRow.id, PaperRow.version).where(
-                PaperRow.arxiv_id.in_(chunk)
-            )
-            existing.update({a: (i, v) for a, i, v in (await self._s.execute(stmt)).all()})
-        new, updated, unchanged = [], [], []
-        for arxiv_id, paper in latest.items():
-            if arxiv_id not in existing:
-                new.append(paper)
-            elif paper.version > existing[arxiv_id][1]:
-                updated.append(paper)
-            else:
-                unchanged.append(arxiv_id)
-        now = utcnow()
-        if new:
-            rows = [{**_paper_values(p), "ingested_at": now, "updated_at": now} for p in new]
-            for chunk in _chunks(rows, 200):
-                await self._s.execute(PaperRow.__table__.insert(), list(chunk))
-        for paper in updated:
-            values = _paper_values(paper)
-            if paper.announced is None:
-                values.pop("announced")  # keep the first announcement date
-            await self._s.execute(
-                update(PaperRow)
-                .where(PaperRow.id == existing[paper.arxiv_id][0])
-                .values(**values, updated_at=now)
-            )
-        await self._s.flush()
-        return UpsertResult(
-            new=tuple(p.arxiv_id for p in new),
-            updated=tuple(p.arxiv_id for p in updated),
-            unchanged=tuple(unchanged),
-        )
-
-    async def ids_for(self, arxiv_ids: Iterable[str]) -> dict[str, int]:
-        found: dict[str, int] = {}
-        for chunk in _chunks(list(arxiv_ids)):
-            stmt = select(PaperRow.arxiv_id, PaperRow.id).where(PaperRow.arxiv_id.in_(chunk))
-            found.update({a: i for a, i in (await self._s.execute(stmt)).all()})
-        return found
-
-    async def add_tags(
-        self, tags: Iterable[tuple[str, str, Sequence[str]]], source: str = "rule"
-    ) -> int:
-        """Attach (arxiv_id, tag, why) triples; existing (paper, tag) pairs are kept."""
-        triples = list(tags)
-        ids = await self.ids_for({a for a, _, _ in triples})
-        have: set[tuple[int, str]] = set()
-        for chunk in _chunks(list(ids.values())):
-            stmt = select(PaperTagRow.paper_id, PaperTagRow.tag).where(
-                PaperTagRow.paper_id.in_(chunk)
-            )
-            have.update((p, t) for p, t in (await self._s.execute(stmt)).all())
-        rows = []
-        for arxiv_id, tag, why in triples:
-            if arxiv_id not in ids:
-                continue
-            key = (ids[arxiv_id], tag)
-            if key not in have:
-                have.add(key)
-                rows.append({"paper_id": key[0], "tag": tag, "source": source, "why": list(why)})
-        for chunk in _chunks(rows, 300):
-            await self._s.execute(PaperTagRow.__table__.insert(), list(chunk))
-        return len(rows)
-
-    async def tags_with_why(self, arxiv_id: str) -> list[tuple[str, tuple[str, ...]]]:
-        stmt = (
-            select(PaperTagRow.tag, PaperTagRow.why)
-            .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
-            .where(PaperRow.arxiv_id == arxiv_id)
-            .order_by(PaperTagRow.tag)
-        )
-        return [(tag, tuple(why or ())) for tag, why in (await self._s.execute(stmt)).all()]
-
-    async def replace_rule_tags(
-        self, arxiv_ids: Sequence[str], tags: Iterable[tuple[str, str, Sequence[str]]]
-    ) -> int:
-        """Drop the rule-made tags of these papers and attach `tags` instead (retagging)."""
-        ids = await self.ids_for(arxiv_ids)
-        for chunk in _chunks(list(ids.values())):
-            await self._s.execute(
-                delete(PaperTagRow).where(
-                    PaperTagRow.paper_id.in_(chunk), PaperTagRow.source == "rule"
-                )
-            )
-        return await self.add_tags(tags, source="rule")
-
-    async def page(self, after: str | None, limit: int) -> list[Paper]:
-        """Papers in arXiv id order after `after`, for walking the whole index."""
-        stmt = select(PaperRow).order_by(PaperRow.arxiv_id).limit(limit)
-        if after is not None:
-            stmt = stmt.where(PaperRow.arxiv_id > after)
-        return [_paper(r) for r in (await self._s.execute(stmt)).scalars()]
-
-    async def by_ids(self, paper_ids: Sequence[int]) -> dict[int, Paper]:
-        """Papers (with their tags) by database id."""
-        rows: list[PaperRow] = []
-        for chunk in _chunks(list(paper_ids)):
-            stmt = select(PaperRow).where(PaperRow.id.in_(chunk))
-            rows.extend((await self._s.execute(stmt)).scalars())
-        tags = await self._tags_for([r.id for r in rows])
-        return {r.id: _paper(r, tags.get(r.id, ())) for r in rows}
-
-    async def get(self, arxiv_id: str) -> Paper | None:
-        row = (
-            await self._s.execute(select(PaperRow).where(PaperRow.arxiv_id == arxiv_id))
-        ).scalar_one_or_none()
-        if row is None:
-            return None
-        return _paper(row, (await self._tags_for([row.id])).get(row.id, ()))
-
-    async def latest(self, tags: Sequence[str] | None = None, limit: int = 5) -> list[Paper]:
-        """Newest papers first (by announcement, then arXiv id), optionally with any of `tags`."""
-        stmt = select(PaperRow)
-        if tags is not None:
-            tagged = select(PaperTagRow.paper_id).where(PaperTagRow.tag.in_(list(tags)))
-            stmt = stmt.where(PaperRow.id.in_(tagged))
-        stmt = stmt.order_by(
-            PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc()
-        ).limit(limit)
-        rows = list((await self._s.execute(stmt)).scalars())
-        tag_map = await self._tags_for([r.id for r in rows])
-        return [_paper(r, tag_map.get(r.id, ())) for r in rows]
-
-    async def _tags_for(self, paper_ids: Sequence[int]) -> dict[int, list[str]]:
-        result: dict[int, list[str]] = {}
-        if not paper_ids:
-            return result
-        stmt = (
-            select(PaperTagRow.paper_id, PaperTagRow.tag)
-            .where(PaperTagRow.paper_id.in_(list(paper_ids)))
-            .order_by(PaperTagRow.tag)
-        )
-        for paper_id, tag in (await self._s.execute(stmt)).all():
-            result.setdefault(paper_id, []).append(tag)
-        return result
-
-    async def count(self) -> int:
-        return int((await self._s.execute(select(func.count(PaperRow.id)))).scalar_one())
 
 
 # --- poll state --------------------------------------------------------------------

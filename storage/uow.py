@@ -17,10 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.momentum import MomentumRepository
 from storage.outbox import OutboxRepository
+from storage.papers import PaperRepository
 from storage.repositories import (
     ChatRepository,
     MuteRepository,
-    PaperRepository,
     PollStateRepository,
     SubscriptionRepository,
 )
