@@ -102,7 +102,11 @@ class ChatRow(Base):
 
 class SubscriptionRow(Base):
     __tablename__ = "subscriptions"
-    __table_args__ = (UniqueConstraint("chat_id", "kind", "target", name="chat_kind_target"),)
+    __table_args__ = (
+        UniqueConstraint("chat_id", "kind", "target", name="chat_kind_target"),
+        # Fan-out reads a tag's followers from the index alone (migration 0004).
+        Index("ix_subscriptions_tag_chat", "tag", "chat_id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), index=True)

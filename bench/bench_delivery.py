@@ -1,0 +1,487 @@
+"""Outbox delivery through the real Telegram messenger against the fake Bot API server.
+
+    taskset -c 1 .venv/bin/python bench/bench_delivery.py [--phase all|a|b]
+        [--chats 60] [--per-chat 10] [--groups 10] [--per-group 22]
+        [--fast-chats 200] [--fast-per-chat 10] [--raw 3000] [--profile]
+
+Alerts are queued on a fresh SQLite file (instant chats following one topic, new papers
+stored with `bot.ingest.store`), then a `Deliverer` drains them through a
+`TelegramAdapter` started with `receive_updates=False` against `FakeTelegram`, which
+runs in its own threads in this process.
+
+Phase A (flood limits): the fake enforces 30 messages/s overall, 1/s per chat and 20/min
+per group (`fake.rate_limit(1.0, 30.0)`), the bot runs with its default limits. A1 sends
+to private chats, A2 to group chats (ids < 0) with more than 20 messages each, so the
+per-group minute limit matters. Reported: the sustained rate (messages / seconds from
+the start of delivery to the last accepted message), the ratio to the ceiling, the 429s
+the fake had to send (goal 0) and which of its rules each one broke. A1's ceiling is
+min(30/s, chats x 1/s) (goal ratio >= 0.95); A2's is the fastest schedule the fake's
+rules allow (a greedy simulation: each message as early as every rule permits).
+
+Phase B (no ceiling): fake limits off, the bot's limits set to 10^6; reported: messages/s
+of this one process and ms per message. The fake's own cost is measured alone: a child
+process POSTs the same sendMessage form PTB sends, in a tight httpx loop, to a fresh
+fake here; this process's CPU time over that loop / requests = the fake's server-side
+CPU per request. ms/message is wall time / messages (the inverse of one process's
+throughput, not a latency); run on one core (`taskset -c 1`) this wall time is the bot's
+CPU plus the fake's, so the bot's cost = end-to-end ms/message - the fake's CPU per
+request. The same difference taken on this process's CPU time is shown too (it does not
+count time lost to other programs on the core). Goal: <= 2 ms/message (>= 500
+messages/s). The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import heapq
+import io
+import itertools
+import json
+import logging
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+
+from bot.adapters.telegram import TelegramAdapter  # noqa: E402
+from bot.config import Settings  # noqa: E402
+from bot.delivery.worker import Deliverer  # noqa: E402
+from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind  # noqa: E402
+from bot.ingest import store  # noqa: E402
+from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
+from handlers.base import Context  # noqa: E402
+from handlers.commands import REGISTRY  # noqa: E402
+from storage.database import Database  # noqa: E402
+from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram  # noqa: E402
+
+TOKEN = "123456:BENCH-token"
+GLOBAL_PER_S = 30.0
+CHAT_PER_S = 1.0
+GROUP_PER_MIN = 20
+GOAL_RATIO = 0.95
+GOAL_MS = 2.0
+TOPIC = ("rl-for-llm-agents", "RL for LLM Agents")
+UNLIMITED = 1_000_000.0
+
+
+# --- queueing ------------------------------------------------------------------------
+
+
+async def queue_alerts(url: str, chat_ids: list[int], papers: int, catalog: Catalog) -> int:
+    """Every chat (instant alerts) follows one topic; `papers` new papers arrive on it."""
+    db = Database(url)
+    await db.upgrade()
+    async with db.uow() as uow:
+        for external in chat_ids:
+            kind = ChatKind.PRIVATE if external > 0 else ChatKind.GROUP
+            chat = await uow.chats.get_or_create(ChatRef(Platform.TELEGRAM, str(external)), kind)
+            await uow.chats.update(chat.id, digest_mode="instant")
+            await uow.subscriptions.add(
+                chat.id, SubscriptionKind.TOPIC, TOPIC[0], TOPIC[1], TOPIC[0]
+            )
+        batch = [
+            Paper(
+                arxiv_id=f"2611.{i:05d}",
+                title=f"Paper {i} on agents trained with reinforcement learning",
+                abstract="We propose a thing and show that it works on several benchmarks.",
+                categories=("cs.LG",),
+                announced=date(2026, 11, 2),
+                tags=(TOPIC[1],),
+            )
+            for i in range(papers)
+        ]
+        await store(uow, batch, catalog, datetime.now(UTC))
+        await uow.commit()
+        counts = await uow.outbox.counts()
+    await db.dispose()
+    return counts.get("pending", 0)
+
+
+def settings_for(fake: FakeTelegram, url: str, *, unlimited: bool) -> Settings:
+    """Settings as the worker would read them; `unlimited` lifts the bot's flood limits."""
+    values: dict[str, Any] = {
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_API_BASE_URL": fake.base_url,
+        "PAPERWATCH_DATABASE_URL": url,
+    }
+    if unlimited:
+        values |= {
+            "TELEGRAM_MESSAGES_PER_SECOND": UNLIMITED,
+            "TELEGRAM_CHAT_MESSAGES_PER_SECOND": UNLIMITED,
+            "TELEGRAM_GROUP_MESSAGES_PER_MINUTE": UNLIMITED,
+        }
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@dataclass(slots=True)
+class Run:
+    """What one delivery run did."""
+
+    messages: int
+    sent: int
+    seconds: float  # start of delivery -> last message accepted by the fake
+    cpu_seconds: float  # this process's CPU time over the run (bot + fake threads)
+    complete: bool
+    outbox: dict[str, int]
+
+
+async def deliver(
+    fake: FakeTelegram,
+    chat_ids: list[int],
+    papers: int,
+    *,
+    unlimited: bool,
+    give_up_after: float,
+    profile: cProfile.Profile | None = None,
+) -> Run:
+    """Queue alerts on a fresh SQLite file and drain them through the real messenger."""
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory(prefix="pw-delivery-") as folder:
+        url = f"sqlite+aiosqlite:///{folder}/delivery.db"
+        queued = await queue_alerts(url, chat_ids, papers, catalog)
+        db = Database(url)
+        adapter = TelegramAdapter(
+            settings_for(fake, url, unlimited=unlimited),
+            REGISTRY,
+            Context(uow=db.uow, catalog=catalog),
+        )
+        await adapter.start(receive_updates=False)
+        deliverer = Deliverer(db.uow, {"telegram": adapter.messenger}, catalog)
+        before = len(fake.sent)
+        complete = False
+        outbox: dict[str, int] = {}
+        try:
+            if profile is not None:
+                profile.enable()
+            cpu, started = time.process_time(), time.monotonic()
+            deadline = started + give_up_after
+            while time.monotonic() < deadline:
+                if await deliverer.run_once():
+                    continue
+                async with db.uow() as uow:
+                    outbox = await uow.outbox.counts()
+                if outbox.get("sent", 0) >= queued:
+                    complete = True
+                    break
+                await asyncio.sleep(0.02)  # rows waiting out a 429 become due later
+            cpu = time.process_time() - cpu
+        finally:
+            if profile is not None:
+                profile.disable()
+            await adapter.stop()
+            await db.dispose()
+    sent = fake.sent[before:]
+    last = max((s.time for s in sent), default=started)
+    return Run(queued, len(sent), last - started, cpu, complete, outbox)
+
+
+# --- phase A: flood limits -----------------------------------------------------------
+
+
+def fastest_schedule(chat_counts: dict[int, int]) -> float:
+    """When the last message goes if each goes as early as the fake's rules allow.
+
+    Rules (as `FakeTelegram.rate_limit(1.0, 30.0)` checks them): at most 30 messages
+    in any 1 s, >= 1 s between two messages to a chat, and at most 20 in any 60 s to
+    a group (id < 0). Greedy earliest-first is optimal for such release-time rules.
+    """
+    ready = [(0.0, chat) for chat in chat_counts]
+    heapq.heapify(ready)
+    left = dict(chat_counts)
+    recent: deque[float] = deque()
+    history: dict[int, list[float]] = {chat: [] for chat in chat_counts}
+    last = 0.0
+    while ready:
+        at, chat = heapq.heappop(ready)
+        while recent and at - recent[0] >= 1.0:
+            recent.popleft()
+        if len(recent) >= int(GLOBAL_PER_S):
+            heapq.heappush(ready, (recent[0] + 1.0, chat))
+            continue
+        recent.append(at)
+        history[chat].append(at)
+        last = at
+        left[chat] -= 1
+        if left[chat]:
+            nxt = at + 1.0 / CHAT_PER_S
+            sent = history[chat]
+            if chat < 0 and len(sent) >= GROUP_PER_MIN:
+                nxt = max(nxt, sent[-GROUP_PER_MIN] + 60.0)
+            heapq.heappush(ready, (nxt, chat))
+    return last
+
+
+def why_429(fake: FakeTelegram) -> Counter[str]:
+    """Which of the fake's rules each 429 broke, replayed from the accepted messages."""
+    accepted = sorted((s.time, s.chat_id) for s in fake.sent)
+    reasons: Counter[str] = Counter()
+    for rejected in fake.rejected:
+        if rejected.status != 429:
+            continue
+        chat, at = int(rejected.params.get("chat_id", 0)), rejected.time
+        before = [(t, c) for t, c in accepted if t <= at]
+        mine = [t for t, c in before if c == chat]
+        if mine and at - mine[-1] < 1.0 / CHAT_PER_S:
+            reasons["per chat 1/s"] += 1
+        elif chat < 0 and len([t for t in mine if at - t < 60.0]) >= GROUP_PER_MIN:
+            reasons["per group 20/min"] += 1
+        elif len([t for t, _ in before if at - t < 1.0]) >= GLOBAL_PER_S:
+            reasons["overall 30/s"] += 1
+        else:
+            reasons["other"] += 1
+    return reasons
+
+
+def window_peaks(fake: FakeTelegram) -> dict[str, float]:
+    """The busiest 1 s and the tightest same-chat gap the fake accepted."""
+    times = sorted(s.time for s in fake.sent)
+    peak, start = 0, 0
+    for end, at in enumerate(times):
+        while at - times[start] >= 1.0:
+            start += 1
+        peak = max(peak, end - start + 1)
+    by_chat: dict[int, list[float]] = {}
+    for s in fake.sent:
+        by_chat.setdefault(s.chat_id, []).append(s.time)
+    gaps = [b - a for ts in by_chat.values() for a, b in itertools.pairwise(ts)]
+    return {"busiest_second": peak, "min_chat_gap_s": round(min(gaps, default=0.0), 3)}
+
+
+async def phase_a(
+    name: str, chat_ids: list[int], per_chat: int, give_up_after: float
+) -> dict[str, Any]:
+    with serve_fake_telegram() as fake:
+        fake.rate_limit(per_chat_per_second=CHAT_PER_S, global_per_second=GLOBAL_PER_S)
+        run = await deliver(fake, chat_ids, per_chat, unlimited=False, give_up_after=give_up_after)
+        reasons = why_429(fake)
+        peaks = window_peaks(fake)
+        too_many = fake.too_many_requests
+        first_429 = min((r.time for r in fake.rejected if r.status == 429), default=None)
+        t0 = min((s.time for s in fake.sent), default=0.0)
+    rate = run.sent / run.seconds if run.seconds else 0.0
+    ideal = fastest_schedule(dict.fromkeys(chat_ids, per_chat))
+    if all(c > 0 for c in chat_ids):
+        ceiling = min(GLOBAL_PER_S, len(chat_ids) * CHAT_PER_S)
+        basis = f"min({GLOBAL_PER_S:g}/s, {len(chat_ids)} chats x {CHAT_PER_S:g}/s)"
+    else:
+        ceiling = run.messages / ideal
+        basis = f"{run.messages} messages in the fastest schedule, {ideal:.1f} s"
+    return {
+        "phase": name,
+        "chats": len(chat_ids),
+        "messages": run.messages,
+        "sent": run.sent,
+        "complete": run.complete,
+        "seconds": round(run.seconds, 2),
+        "rate": round(rate, 2),
+        "ceiling": round(ceiling, 2),
+        "ceiling_basis": basis,
+        "ideal_seconds": round(ideal, 2),
+        "ratio": round(rate / ceiling, 3),
+        "too_many_requests": too_many,
+        "why_429": dict(reasons),
+        "first_429_after_s": None if first_429 is None else round(first_429 - t0, 2),
+        **peaks,
+    }
+
+
+def report_a(f: dict[str, Any]) -> None:
+    verdict = "ok" if f["ratio"] >= GOAL_RATIO else "MISSED"
+    done = "" if f["complete"] else f" (INCOMPLETE: {f['sent']} of {f['messages']} sent)"
+    print(f"phase {f['phase']}: {f['messages']} alerts to {f['chats']} chats{done}")
+    print(f"  sustained rate:       {f['rate']:.2f} messages/s over {f['seconds']:.1f} s")
+    print(f"  ceiling:              {f['ceiling']:.2f} messages/s = {f['ceiling_basis']}")
+    print(f"  fastest the fake allows: all sent {f['ideal_seconds']:.1f} s after the first")
+    print(f"  achieved / ceiling:   {f['ratio']:.3f} (goal >= {GOAL_RATIO}): {verdict}")
+    why = ", ".join(f"{k}: {v}" for k, v in f["why_429"].items()) or "none"
+    zero = "ok" if f["too_many_requests"] == 0 else "MISSED"
+    print(f"  429s from the fake:   {f['too_many_requests']} (goal 0): {zero}; rule broken: {why}")
+    if f["first_429_after_s"] is not None:
+        print(f"  first 429:            {f['first_429_after_s']:.2f} s after the first message")
+    print(
+        f"  busiest 1 s window:   {f['busiest_second']} accepted;"
+        f" tightest same-chat gap {f['min_chat_gap_s']:.3f} s"
+    )
+
+
+# --- phase B: no ceiling -------------------------------------------------------------
+
+
+def form(params: dict[str, Any]) -> dict[str, str]:
+    """A sendMessage as PTB puts it on the wire: strings as-is, anything else as JSON."""
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in params.items()}
+
+
+def raw_client(url: str, count: int, body: dict[str, str], chats: list[int]) -> None:
+    """Child process: `count` sequential POSTs on one keep-alive connection; prints JSON."""
+    with httpx.Client(timeout=10.0) as client:
+        client.post(url, data=body).raise_for_status()  # connect outside the timing
+        started = time.perf_counter()
+        for n in range(count):
+            response = client.post(url, data=body | {"chat_id": str(chats[n % len(chats)])})
+            if response.status_code != 200:
+                raise SystemExit(f"the fake answered {response.status_code}: {response.text}")
+        wall = time.perf_counter() - started
+    print(json.dumps({"wall_s": wall, "requests": count}))
+
+
+def fake_alone(count: int, params: dict[str, Any], chats: list[int]) -> dict[str, float]:
+    """The fake's server-side CPU per sendMessage, with the client in another process."""
+    with serve_fake_telegram() as fake:
+        url = f"{fake.base_url}{TOKEN}/sendMessage"
+        args = ["--role=raw-client", f"--url={url}", f"--raw={count}"]
+        args += [f"--body={json.dumps(form(params))}", f"--chats-list={json.dumps(chats)}"]
+        cpu = time.process_time()
+        done = subprocess.run(
+            [sys.executable, __file__, *args], check=True, stdout=subprocess.PIPE, text=True
+        )
+        cpu = time.process_time() - cpu
+        accepted = len(fake.sent)
+    client = json.loads(done.stdout.strip().splitlines()[-1])
+    if accepted != count + 1:
+        raise RuntimeError(f"the fake accepted {accepted} of {count + 1} raw requests")
+    return {
+        "fake_cpu_ms": 1000 * cpu / (count + 1),
+        "round_trip_ms": 1000 * client["wall_s"] / count,
+    }
+
+
+async def phase_b(
+    chats: int, per_chat: int, give_up_after: float, profile: cProfile.Profile | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    chat_ids = [2000 + n for n in range(chats)]
+    with serve_fake_telegram() as fake:
+        run = await deliver(
+            fake, chat_ids, per_chat, unlimited=True, give_up_after=give_up_after, profile=profile
+        )
+        sample = next(s.params for s in fake.sent)
+        too_many = fake.too_many_requests
+    e2e_ms = 1000 * run.seconds / max(run.sent, 1)
+    return {
+        "messages": run.messages,
+        "sent": run.sent,
+        "complete": run.complete,
+        "chats": chats,
+        "seconds": round(run.seconds, 3),
+        "messages_per_s": round(run.sent / run.seconds, 1),
+        "e2e_ms_per_message": round(e2e_ms, 3),
+        "cpu_ms_per_message": round(1000 * run.cpu_seconds / max(run.sent, 1), 3),
+        "too_many_requests": too_many,
+    }, sample
+
+
+def report_b(f: dict[str, Any]) -> None:
+    verdict = "ok" if f["bot_ms_per_message"] <= GOAL_MS else "MISSED"
+    done = "" if f["complete"] else f" (INCOMPLETE: {f['sent']} of {f['messages']} sent)"
+    print(f"phase B: {f['messages']} alerts to {f['chats']} chats, no flood limits{done}")
+    print(
+        f"  end to end:           {f['messages_per_s']:.0f} messages/s in one process,"
+        f" {f['e2e_ms_per_message']:.3f} ms/message (process CPU"
+        f" {f['cpu_ms_per_message']:.3f} ms/message)"
+    )
+    print(
+        f"  fake alone:           {f['fake_cpu_ms']:.3f} ms server CPU per sendMessage"
+        f" ({f['raw_requests']} raw httpx POSTs from a child process; round trip"
+        f" {f['raw_round_trip_ms']:.3f} ms)"
+    )
+    print(
+        f"  bot's own cost:       {f['bot_ms_per_message']:.3f} ms/message"
+        f" = {f['bot_messages_per_s']:.0f} messages/s (e2e minus the fake's server CPU),"
+        f" goal <= {GOAL_MS:g} ms: {verdict}"
+    )
+    print(
+        f"  same on CPU time:     {f['bot_cpu_ms_per_message']:.3f} ms/message"
+        f" (process CPU minus the fake's server CPU)"
+    )
+
+
+def print_profile(profile: cProfile.Profile, limit: int = 25) -> None:
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(limit)
+    print("  profile of phase B's event loop thread (top by own time):")
+    for line in out.getvalue().splitlines():
+        if line.strip():
+            print(f"    {line}")
+
+
+# --- main ----------------------------------------------------------------------------
+
+
+async def run_phases(args: argparse.Namespace) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    if args.phase in ("all", "a"):
+        private = [1000 + n for n in range(args.chats)]
+        results["a1"] = await phase_a("A1", private, args.per_chat, args.give_up_after)
+        report_a(results["a1"])
+        if args.groups:
+            groups = [-1_000_000 - n for n in range(args.groups)]
+            results["a2"] = await phase_a("A2", groups, args.per_group, args.give_up_after)
+            report_a(results["a2"])
+    if args.phase in ("all", "b"):
+        profile = cProfile.Profile() if args.profile else None
+        figures, sample = await phase_b(
+            args.fast_chats, args.fast_per_chat, args.give_up_after, profile
+        )
+        chats = [2000 + n for n in range(args.fast_chats)]
+        alone = await asyncio.to_thread(fake_alone, args.raw, sample, chats)
+        bot_ms = figures["e2e_ms_per_message"] - alone["fake_cpu_ms"]
+        figures |= {
+            "raw_requests": args.raw,
+            "fake_cpu_ms": round(alone["fake_cpu_ms"], 3),
+            "raw_round_trip_ms": round(alone["round_trip_ms"], 3),
+            "bot_ms_per_message": round(bot_ms, 3),
+            "bot_messages_per_s": round(1000 / bot_ms, 1) if bot_ms > 0 else None,
+            "bot_cpu_ms_per_message": round(
+                figures["cpu_ms_per_message"] - alone["fake_cpu_ms"], 3
+            ),
+        }
+        results["b"] = figures
+        report_b(figures)
+        if profile is not None:
+            print_profile(profile)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--phase", choices=("all", "a", "b"), default="all")
+    parser.add_argument("--chats", type=int, default=60, help="A1: private chats")
+    parser.add_argument("--per-chat", type=int, default=10, help="A1: alerts per chat")
+    parser.add_argument("--groups", type=int, default=10, help="A2: group chats (0 = skip)")
+    parser.add_argument("--per-group", type=int, default=22, help="A2: alerts per group")
+    parser.add_argument("--fast-chats", type=int, default=200, help="B: private chats")
+    parser.add_argument("--fast-per-chat", type=int, default=10, help="B: alerts per chat")
+    parser.add_argument("--raw", type=int, default=3000, help="B: raw POSTs to the fake alone")
+    parser.add_argument(
+        "--give-up-after", type=float, default=150.0, help="seconds per run at most"
+    )
+    parser.add_argument("--profile", action="store_true", help="cProfile phase B")
+    parser.add_argument("--verbose", action="store_true", help="show the bot's log")
+    parser.add_argument("--role", choices=("bench", "raw-client"), default="bench")
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--body", help=argparse.SUPPRESS)
+    parser.add_argument("--chats-list", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role == "raw-client":
+        raw_client(args.url, args.raw, json.loads(args.body), json.loads(args.chats_list))
+        return
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR)
+    results = asyncio.run(run_phases(args))
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
