@@ -2,9 +2,8 @@
 
 Updates become neutral `Command`s for the shared handlers; `Reply`s come back as
 escaped HTML (see `bot.delivery.telegram_render`) with signed inline buttons. The
-same rate limiter throttles replies and outbox deliveries: about 30 messages/s
-overall, 20/min per group and 1/s per chat (private chats included), retrying after
-Telegram's `retry_after` when it answers 429.
+same rate limiter (`telegram_limits`) spaces replies and outbox deliveries under
+Telegram's flood limits and retries after its `retry_after` when it answers 429.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from telegram import Chat as TgChat
 from telegram.constants import ChatMemberStatus, ParseMode
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     CallbackQueryHandler,
     ChatMemberHandler,
@@ -37,9 +35,9 @@ from telegram.ext import (
     filters,
 )
 
+from bot.adapters.telegram_limits import TelegramRateLimiter, seconds
 from bot.config import Settings
 from bot.delivery import buttons
-from bot.delivery.limits import KeyedLimiter
 from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
 from bot.delivery.telegram_render import render
 from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply
@@ -56,33 +54,6 @@ _KINDS = {
     TgChat.CHANNEL: ChatKind.CHANNEL,
 }
 _GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is deactivated")
-
-
-class ChatRateLimiter(AIORateLimiter):
-    """PTB's limiter plus a 1 message/s budget for every chat, and retries on 429."""
-
-    def __init__(self, *, per_chat_per_second: float = 1.0, max_retries: int = 5, **kwargs: Any):
-        super().__init__(max_retries=max_retries, **kwargs)
-        self._chat_limiter = KeyedLimiter(per_chat_per_second)
-
-    async def process_request(  # type: ignore[override]
-        self,
-        callback: Any,
-        args: Any,
-        kwargs: dict[str, Any],
-        endpoint: str,
-        data: dict[str, Any],
-        rate_limit_args: int | None,
-    ) -> Any:
-        chat_id = data.get("chat_id")
-        if chat_id is None:
-            return await super().process_request(
-                callback, args, kwargs, endpoint, data, rate_limit_args
-            )
-        async with self._chat_limiter(chat_id):
-            return await super().process_request(
-                callback, args, kwargs, endpoint, data, rate_limit_args
-            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +102,7 @@ class TelegramMessenger:
         try:
             await send(self._app.bot, int(chat.external_id), message)
         except RetryAfter as exc:
-            raise RateLimited(_seconds(exc.retry_after), "Telegram flood control") from exc
+            raise RateLimited(seconds(exc.retry_after), "Telegram flood control") from exc
         except ChatMigrated as exc:
             raise ChatMoved(str(exc.new_chat_id)) from exc
         except Forbidden as exc:
@@ -142,10 +113,6 @@ class TelegramMessenger:
             raise
         except (TimedOut, NetworkError) as exc:
             raise Transient(str(exc)) from exc
-
-
-def _seconds(value: Any) -> float:
-    return float(value.total_seconds()) if hasattr(value, "total_seconds") else float(value)
 
 
 async def send(bot: Any, chat_id: int, message: TelegramMessage) -> Message:
@@ -173,10 +140,10 @@ class TelegramAdapter:
             .token(token)
             .base_url(settings.telegram_api_base_url)
             .rate_limiter(
-                ChatRateLimiter(
-                    overall_max_rate=settings.telegram_messages_per_second,
-                    group_max_rate=settings.telegram_group_messages_per_minute,
-                    per_chat_per_second=settings.telegram_chat_messages_per_second,
+                TelegramRateLimiter(
+                    messages_per_second=settings.telegram_messages_per_second,
+                    chat_messages_per_second=settings.telegram_chat_messages_per_second,
+                    group_messages_per_minute=settings.telegram_group_messages_per_minute,
                 )
             )
             .build()

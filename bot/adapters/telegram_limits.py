@@ -1,0 +1,140 @@
+"""Telegram's flood limits, kept before Telegram has to enforce them.
+
+Telegram counts at most ~30 messages in any second overall, 1 per second per chat
+and 20 in any minute per group, and answers 429 with `retry_after` past them. A
+token bucket lets a burst through and then counts differently, so this limiter
+spaces sends instead, on the times they are actually sent:
+
+- one request per chat at a time; a chat's next send waits until 1/rate (x margin)
+  after its last one;
+- a group keeps the send times of its last 20 messages and waits for the oldest to
+  leave the 60-second window;
+- overall, sends are spaced evenly on one schedule (1/30 s x margin apart), and that
+  slot is taken last, right before the HTTP call;
+- a 429 holds back only the chat it was about, for `retry_after`, then retries.
+
+Requests that are not about a chat (getUpdates, answerCallbackQuery, ...) pass freely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from telegram.error import RetryAfter
+from telegram.ext import BaseRateLimiter
+
+MARGIN = 1.03  # 3% slack over Telegram's figures, for clock and network jitter
+
+
+def seconds(value: Any) -> float:
+    """PTB's retry_after, an int or a timedelta depending on its version and settings."""
+    return float(value.total_seconds()) if hasattr(value, "total_seconds") else float(value)
+
+
+def _is_group(chat_id: object) -> bool:
+    """Negative ids are groups and channels; @usernames are channels."""
+    try:
+        return int(str(chat_id)) < 0
+    except ValueError:
+        return True
+
+
+class TelegramRateLimiter(BaseRateLimiter[int]):
+    def __init__(
+        self,
+        *,
+        messages_per_second: float = 30.0,
+        chat_messages_per_second: float = 1.0,
+        group_messages_per_minute: float = 20.0,
+        max_retries: int = 5,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._gap = MARGIN / messages_per_second
+        self._chat_gap = MARGIN / chat_messages_per_second
+        self._group_size = max(1, int(group_messages_per_minute))
+        self._group_window = 60.0 * MARGIN * self._group_size / group_messages_per_minute
+        self._max_retries = max_retries
+        self._clock = clock
+        self._sleep = sleep
+        self._next_slot = 0.0
+        self._slot_lock = asyncio.Lock()
+        self._chat_locks: dict[str, asyncio.Lock] = {}
+        self._chat_next: dict[str, float] = {}
+        self._group_sent: dict[str, deque[float]] = {}
+
+    async def initialize(self) -> None:
+        """Nothing to set up."""
+
+    async def shutdown(self) -> None:
+        """Nothing to release."""
+
+    async def _until(self, moment: float) -> None:
+        delay = moment - self._clock()
+        if delay > 0:
+            await self._sleep(delay)
+
+    async def _overall_slot(self) -> None:
+        async with self._slot_lock:
+            slot = max(self._clock(), self._next_slot)
+            self._next_slot = slot + self._gap
+        await self._until(slot)
+
+    async def _group_room(self, key: str) -> deque[float]:
+        sent = self._group_sent.setdefault(key, deque())
+        while len(sent) >= self._group_size:
+            oldest = sent[0]
+            if self._clock() - oldest >= self._group_window:
+                sent.popleft()
+            else:
+                await self._until(oldest + self._group_window)
+        return sent
+
+    def _forget_idle(self) -> None:
+        """Drop the state of chats that are neither sending nor waiting."""
+        now = self._clock()
+        for key in [k for k, lock in self._chat_locks.items() if not lock.locked()]:
+            if self._chat_next.get(key, 0.0) <= now:
+                del self._chat_locks[key]
+                self._chat_next.pop(key, None)
+                sent = self._group_sent.get(key)
+                if not sent or now - sent[-1] >= self._group_window:
+                    self._group_sent.pop(key, None)
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+        chat_id = data.get("chat_id")
+        if chat_id is None:
+            return await callback(*args, **kwargs)
+        key = str(chat_id)
+        if len(self._chat_locks) > 10_000:
+            self._forget_idle()
+        lock = self._chat_locks.setdefault(key, asyncio.Lock())
+        retries = rate_limit_args if rate_limit_args is not None else self._max_retries
+        async with lock:
+            for attempt in range(retries + 1):
+                await self._until(self._chat_next.get(key, 0.0))
+                group = await self._group_room(key) if _is_group(chat_id) else None
+                await self._overall_slot()
+                sent_at = self._clock()
+                self._chat_next[key] = sent_at + self._chat_gap
+                if group is not None:
+                    group.append(sent_at)
+                try:
+                    return await callback(*args, **kwargs)
+                except RetryAfter as exc:
+                    if attempt == retries:
+                        raise
+                    self._chat_next[key] = self._clock() + seconds(exc.retry_after) + 0.1
+        raise AssertionError("unreachable")

@@ -1,0 +1,125 @@
+"""Telegram's flood limits, on a virtual clock: every send time is checked, no sleeping."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from telegram.error import RetryAfter
+
+from bot.adapters.telegram_limits import TelegramRateLimiter
+
+
+class VirtualTime:
+    """A discrete-event clock: sleepers wake in time order, and time jumps to the next one
+    only when every task that can run has run."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._sleepers, (self.now + max(0.0, seconds), next(self._order), future))
+        await future
+
+    async def run(self, coroutine: Any) -> Any:
+        task = asyncio.ensure_future(coroutine)
+        while not task.done():
+            for _ in range(20):
+                await asyncio.sleep(0)
+            if self._sleepers and not task.done():
+                wake, _, future = heapq.heappop(self._sleepers)
+                self.now = max(self.now, wake)
+                future.set_result(None)
+        return task.result()
+
+
+async def send_all(
+    limiter: TelegramRateLimiter, time: VirtualTime, chats: list[int], per_chat: int
+):
+    sent: dict[int, list[float]] = defaultdict(list)
+
+    async def one(chat_id: int) -> None:
+        async def callback() -> bool:
+            sent[chat_id].append(time.now)
+            return True
+
+        await limiter.process_request(callback, (), {}, "sendMessage", {"chat_id": chat_id}, None)
+
+    await time.run(asyncio.gather(*(one(chat) for chat in chats for _ in range(per_chat))))
+    return sent
+
+
+def windows_ok(times: list[float], size: int, window: float) -> bool:
+    """No more than `size` sends in any `window` seconds."""
+    times = sorted(times)
+    return all(times[i + size] - times[i] >= window for i in range(len(times) - size))
+
+
+async def test_private_chats_stay_under_every_limit() -> None:
+    time = VirtualTime()
+    limiter = TelegramRateLimiter(clock=time.clock, sleep=time.sleep)
+    sent = await send_all(limiter, time, list(range(1, 61)), 5)
+    every = [t for times in sent.values() for t in times]
+    assert len(every) == 300
+    assert windows_ok(every, 30, 1.0)  # at most 30 in any second
+    for times in sent.values():
+        assert all(b - a >= 1.0 for a, b in zip(sorted(times), sorted(times)[1:], strict=False))
+    # And it is not slower than it needs to be: 300 messages at ~30/s.
+    assert max(every) < 300 / 30 * 1.05
+
+
+async def test_groups_keep_twenty_a_minute() -> None:
+    time = VirtualTime()
+    limiter = TelegramRateLimiter(clock=time.clock, sleep=time.sleep)
+    sent = await send_all(limiter, time, [-100, -200], 25)
+    for times in sent.values():
+        assert len(times) == 25 and windows_ok(times, 20, 60.0)
+
+
+async def test_retry_after_holds_only_that_chat() -> None:
+    time = VirtualTime()
+    limiter = TelegramRateLimiter(clock=time.clock, sleep=time.sleep)
+    attempts: list[float] = []
+
+    async def flaky() -> bool:
+        attempts.append(time.now)
+        if len(attempts) == 1:
+            raise RetryAfter(7)
+        return True
+
+    request = limiter.process_request(flaky, (), {}, "sendMessage", {"chat_id": 5}, None)
+    assert await time.run(request)
+    assert attempts[1] - attempts[0] >= 7.0
+
+
+async def test_gives_up_after_the_retries() -> None:
+    time = VirtualTime()
+    limiter = TelegramRateLimiter(clock=time.clock, sleep=time.sleep, max_retries=2)
+
+    async def always() -> bool:
+        raise RetryAfter(1)
+
+    with pytest.raises(RetryAfter):
+        await time.run(limiter.process_request(always, (), {}, "sendMessage", {"chat_id": 5}, None))
+
+
+async def test_requests_without_a_chat_pass_freely() -> None:
+    time = VirtualTime()
+    limiter = TelegramRateLimiter(clock=time.clock, sleep=time.sleep)
+
+    async def callback() -> bool:
+        return True
+
+    for _ in range(100):
+        await limiter.process_request(callback, (), {}, "getUpdates", {}, None)
+    assert time.now == 0.0
