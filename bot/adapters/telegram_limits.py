@@ -90,11 +90,11 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
     async def _group_room(self, key: str) -> deque[float]:
         sent = self._group_sent.setdefault(key, deque())
         while len(sent) >= self._group_size:
-            oldest = sent[0]
-            if self._clock() - oldest >= self._group_window:
+            free_at = sent[0] + self._group_window
+            if self._clock() >= free_at - 1e-6:  # float rounding must not keep us waiting
                 sent.popleft()
             else:
-                await self._until(oldest + self._group_window)
+                await self._until(free_at)
         return sent
 
     def _forget_idle(self) -> None:
