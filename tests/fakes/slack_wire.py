@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from tests.fakes.wire import read_body
+
 DEFAULT_BOT_TOKEN = "xoxb-0000000000-paperwatch-fake"
 DEFAULT_TEAM_ID = "T0PAPERW1"
 DEFAULT_TEAM_DOMAIN = "paperwatch-test"
@@ -104,19 +106,9 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server: SlackWireServer
 
-    def _body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            data = b""
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                data += self.rfile.read(size)
-                self.rfile.readline()
-            self.rfile.readline()
-            return data
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
     def _handle(self) -> None:
         parts = urlsplit(self.path)
-        raw = self._body()
+        raw = read_body(self)
         params = decode_params(parts.query, self.headers.get("Content-Type", ""), raw)
         token = bearer_token(self.headers.get("Authorization"), params)
         route = _ROUTE.fullmatch(parts.path)

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from tests.fakes.telegram_methods import Upload
+from tests.fakes.wire import read_body
 
 JSON_FIELDS = {"reply_markup", "entities", "caption_entities", "allowed_updates", "commands"}
 JSON_FIELDS |= {"scope", "link_preview_options", "reply_parameters"}
@@ -93,19 +94,9 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # headers and body go out in separate writes
     server: WireServer
 
-    def _body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            data = b""
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                data += self.rfile.read(size)
-                self.rfile.readline()
-            self.rfile.readline()
-            return data
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
     def _handle(self) -> None:
         parts = urlsplit(self.path)
-        body = self._body()
+        body = read_body(self)
         params: dict[str, Any] = dict(parse_qsl(parts.query, keep_blank_values=True))
         files: dict[str, Upload] = {}
         content_type = self.headers.get("Content-Type", "")
