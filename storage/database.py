@@ -103,16 +103,38 @@ class Database:
 
     async def upgrade(self, revision: str = "head") -> None:
         """Apply migrations; safe to call from several processes at once on PostgreSQL."""
-        async with self.engine.begin() as conn:
-            if self.dialect == "postgresql":
-                await conn.execute(
-                    text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY}
-                )
-            await conn.run_sync(_alembic, "upgrade", revision)
+        await self._migrate("upgrade", revision)
 
     async def downgrade(self, revision: str) -> None:
-        async with self.engine.begin() as conn:
-            await conn.run_sync(_alembic, "downgrade", revision)
+        await self._migrate("downgrade", revision)
+
+    async def _migrate(self, command: str, revision: str) -> None:
+        """Run Alembic in one transaction.
+
+        On SQLite, Alembic changes a table by copying it into a new one and dropping the
+        old; with foreign keys enforced, dropping `papers` would cascade into every table
+        that points at it. So they are off while migrating (as Alembic's batch mode asks),
+        and checked before the transaction commits.
+        """
+        async with self.engine.connect() as conn:
+            if self.dialect == "sqlite":  # only takes effect outside a transaction
+                await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                await conn.commit()
+            try:
+                async with conn.begin():
+                    if self.dialect == "postgresql":
+                        await conn.execute(
+                            text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY}
+                        )
+                    await conn.run_sync(_alembic, command, revision)
+                    if self.dialect == "sqlite":
+                        broken = (await conn.exec_driver_sql("PRAGMA foreign_key_check")).all()
+                        if broken:
+                            raise RuntimeError(f"migration left dangling references: {broken[:5]}")
+            finally:
+                if self.dialect == "sqlite":
+                    await conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                    await conn.commit()
 
     async def current_revision(self) -> str | None:
         async with self.engine.connect() as conn:
