@@ -130,6 +130,20 @@ class MutedTagRow(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class BatchRow(Base):
+    """The new papers of one ingest, fanned out to the chats together.
+
+    A paper joins at most one batch (`papers.batch_id`), and a chat gets at most one
+    outbox row per batch, so a paper can reach a chat only once.
+    """
+
+    __tablename__ = "batches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    papers: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class PaperRow(Base):
     __tablename__ = "papers"
 
@@ -149,6 +163,9 @@ class PaperRow(Base):
     comment: Mapped[str | None] = mapped_column(Text)
     ingested_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    batch_id: Mapped[int | None] = mapped_column(
+        ForeignKey("batches.id", ondelete="SET NULL"), index=True
+    )
 
 
 class PaperTagRow(Base):
@@ -166,26 +183,31 @@ class PaperTagRow(Base):
 
 
 class OutboxRow(Base):
-    """A message owed to a chat, written in the transaction that caused it.
+    """Messages owed to a chat, written in the transaction that caused them.
 
-    kind "alert": one paper, sent as soon as due. kind "item": a paper waiting for the
-    chat's digest; the digest tick folds due items into one "digest" row. Status moves
-    pending -> sending (claimed; `due_at` is then the end of the claim) -> sent | dead;
-    "folded" items live on inside their digest.
+    kind "alert": the papers of one batch (`batch_id`) that reach the chat, one message
+    each, sent as soon as due. kind "item": the same, waiting for the chat's digest; the
+    digest tick folds a chat's items into one "digest" row. kind "spike": a notice.
+
+    `payload` says what to send and how far sending got: "batches" are resolved into
+    "papers" (the chat's matches, then frozen) when the row is first claimed; "sent"
+    counts the alerts done, "parts_sent" the parts of a digest or notice. Status moves
+    pending -> sending (claimed; `due_at` is then the end of the claim) -> pending (more
+    to send) | sent | dead; "folded" items live on inside their digest.
     """
 
     __tablename__ = "outbox"
     __table_args__ = (
-        UniqueConstraint("chat_id", "paper_id", "kind", name="chat_paper_kind"),
+        UniqueConstraint("chat_id", "batch_id", name="chat_batch"),
         Index("ix_outbox_status_due", "status", "due_at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
-    paper_id: Mapped[int | None] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(16))  # "alert" | "item" | "digest" | "spike"
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending|sent|dead
+    status: Mapped[str] = mapped_column(String(16), default="pending")
     due_at: Mapped[datetime] = mapped_column(default=utcnow)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text)

@@ -1,25 +1,27 @@
 """The transactional outbox: messages owed to chats, and how workers claim them.
 
-Rows are written in the transaction that stores the papers causing them (so a crash
-either keeps both or neither), and are unique per (chat, paper, kind), so repeating
-an ingest never queues a paper twice. Workers claim due rows for a short lease:
-on PostgreSQL with `FOR UPDATE SKIP LOCKED`, so any number of workers share the
-queue; a worker that dies leaves its claim to expire and be taken again, which
-re-sends at most what was in flight.
+Rows are written in the transaction that stores the papers causing them, so a crash
+keeps both or neither. The new papers of one ingest form a batch; each paper joins at
+most one batch and each chat gets at most one row per batch, so a paper reaches a chat
+at most once however often an ingest is repeated. Workers claim due rows for a short
+lease: on PostgreSQL with `FOR UPDATE SKIP LOCKED`, so any number of workers share the
+queue. A claim sends one message of a row and records it before the row can be
+claimed again, so a worker that dies re-sends at most the message in flight.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, case, exists, func, literal, or_, select, update
+from sqlalchemy import JSON, bindparam, case, exists, func, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.models import ChatRow, MutedTagRow, OutboxRow, PaperTagRow, SubscriptionRow
+from storage.models import BatchRow, ChatRow, OutboxRow, PaperRow, PaperTagRow, SubscriptionRow
+from storage.repositories import chunks
 
 SENDABLE = ("alert", "digest", "spike")
 
@@ -28,10 +30,19 @@ SENDABLE = ("alert", "digest", "spike")
 class OutboxItem:
     id: int
     chat_id: int
-    paper_id: int | None
+    batch_id: int | None
     kind: str
     payload: dict[str, Any]
     attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What a claim got done: the row's new payload, and whether anything is left."""
+
+    item_id: int
+    payload: dict[str, Any]
+    done: bool
 
 
 def _insert(session: AsyncSession) -> Any:
@@ -43,75 +54,53 @@ class OutboxRepository:
         self._s = session
 
     async def enqueue_papers(self, paper_ids: Sequence[int], now: datetime) -> int:
-        """One row per (chat, paper) for every active chat a new paper reaches.
+        """Make the papers one batch and give it to every chat it may reach.
 
-        A paper reaches a chat through any subscription whose tag it carries, unless a
-        muted tag of the paper applies to that subscription (unscoped mutes apply to
-        all). Instant chats get an "alert"; digest chats an "item" for their digest.
+        A chat gets a row when it is active, not "off", and follows a tag of some paper
+        in the batch; which papers it gets (after mutes) is worked out when the row is
+        first claimed. Instant chats get an "alert" row, digest chats an "item" for their
+        digest. Papers already in a batch are left out. Returns the rows written.
         """
-        if not paper_ids:
+        batch = BatchRow(papers=0, created_at=now)
+        self._s.add(batch)
+        await self._s.flush()
+        joined = 0
+        for chunk in chunks(sorted(set(paper_ids))):
+            result = await self._s.execute(
+                update(PaperRow)
+                .where(PaperRow.id.in_(chunk), PaperRow.batch_id.is_(None))
+                .values(batch_id=batch.id)
+                .execution_options(synchronize_session=False)
+            )
+            joined += int(result.rowcount or 0)
+        if not joined:
+            await self._s.delete(batch)
+            await self._s.flush()
             return 0
-        ids = list(paper_ids)
-        tags = PaperTagRow.__table__.alias("paper_tag")
-        muted = exists().where(
-            MutedTagRow.chat_id == SubscriptionRow.chat_id,
-            MutedTagRow.tag == tags.c.tag,
-            tags.c.paper_id == PaperTagRow.paper_id,
-            tags.c.paper_id.in_(ids),  # lets PostgreSQL look only at the new papers' tags
-            or_(MutedTagRow.scope == "", MutedTagRow.scope == SubscriptionRow.tag),
+        batch.papers = joined
+        tags = (
+            select(PaperTagRow.tag)
+            .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
+            .where(PaperRow.batch_id == batch.id)
+            .distinct()
+        )
+        follows = exists().where(
+            SubscriptionRow.chat_id == ChatRow.id, SubscriptionRow.tag.in_(tags)
         )
         instant = ChatRow.digest_mode == "instant"
-        matches = (
-            select(
-                SubscriptionRow.chat_id,
-                PaperTagRow.paper_id,
-                case((instant, literal("alert")), else_=literal("item")).label("kind"),
-                case(
-                    (instant, literal(now)), else_=func.coalesce(ChatRow.next_digest_at, now)
-                ).label("due_at"),
-            )
-            .select_from(PaperTagRow)
-            .join(SubscriptionRow, SubscriptionRow.tag == PaperTagRow.tag)
-            .join(ChatRow, ChatRow.id == SubscriptionRow.chat_id)
-            .where(
-                PaperTagRow.paper_id.in_(ids),
-                ChatRow.active,
-                ChatRow.digest_mode != "off",
-                ~muted,
-            )
-            .subquery()
-        )
         rows = select(
-            matches.c.chat_id,
-            matches.c.paper_id,
-            matches.c.kind,
-            literal({}, JSON),
+            ChatRow.id,
+            literal(batch.id),
+            case((instant, literal("alert")), else_=literal("item")),
+            literal({"batches": [batch.id]}, JSON),
             literal("pending"),
-            matches.c.due_at,
+            case((instant, literal(now)), else_=func.coalesce(ChatRow.next_digest_at, now)),
             literal(0),
             literal(now),
-        ).where(True)  # SQLite needs a WHERE before ON CONFLICT in INSERT ... SELECT
-        # A (chat, paper) reached through several tags is dropped by ON CONFLICT, which is
-        # cheaper than DISTINCT; chat order keeps the unique index's inserts local.
-        rows = rows.order_by(matches.c.chat_id, matches.c.paper_id)
-        statement = (
-            _insert(self._s)(OutboxRow)
-            .from_select(
-                [
-                    "chat_id",
-                    "paper_id",
-                    "kind",
-                    "payload",
-                    "status",
-                    "due_at",
-                    "attempts",
-                    "created_at",
-                ],
-                rows,
-            )
-            .on_conflict_do_nothing()
-        )
-        result = await self._s.execute(statement)
+        ).where(ChatRow.active, ChatRow.digest_mode != "off", follows)
+        columns = ["chat_id", "batch_id", "kind", "payload", "status", "due_at", "attempts"]
+        statement = _insert(self._s)(OutboxRow).from_select([*columns, "created_at"], rows)
+        result = await self._s.execute(statement.on_conflict_do_nothing())
         return int(result.rowcount or 0)
 
     async def claim(self, now: datetime, lease: timedelta, limit: int) -> list[OutboxItem]:
@@ -137,7 +126,7 @@ class OutboxRepository:
             .returning(
                 OutboxRow.id,
                 OutboxRow.chat_id,
-                OutboxRow.paper_id,
+                OutboxRow.batch_id,
                 OutboxRow.kind,
                 OutboxRow.payload,
                 OutboxRow.attempts,
@@ -146,12 +135,37 @@ class OutboxRepository:
         rows = (await self._s.execute(statement)).all()
         return sorted((OutboxItem(*row) for row in rows), key=lambda item: item.id)
 
-    async def mark_sent(self, item_id: int, now: datetime) -> None:
-        await self._s.execute(
-            update(OutboxRow)
-            .where(OutboxRow.id == item_id, OutboxRow.status == "sending")
-            .values(status="sent", sent_at=now, last_error=None)
+    async def record(self, progress: Iterable[Progress], now: datetime) -> None:
+        """Save what claims got done: finished rows are sent, the rest due again now.
+
+        A successful claim also clears the attempt count: attempts count failures in
+        a row, not the messages of a long row.
+        """
+        params = [
+            {
+                "item": p.item_id,
+                "new_payload": p.payload,
+                "new_status": "sent" if p.done else "pending",
+                "new_sent_at": now if p.done else None,
+            }
+            for p in progress
+        ]
+        if not params:
+            return
+        table = OutboxRow.__table__
+        statement = (
+            table.update()
+            .where(table.c.id == bindparam("item"), table.c.status == "sending")
+            .values(
+                payload=bindparam("new_payload", type_=JSON),
+                status=bindparam("new_status"),
+                sent_at=bindparam("new_sent_at", type_=OutboxRow.sent_at.type),
+                due_at=now,
+                attempts=0,
+                last_error=None,
+            )
         )
+        await self._s.execute(statement, params)
 
     async def retry_at(
         self, item_id: int, when: datetime, error: str | None, *, count_attempt: bool = True
@@ -168,9 +182,18 @@ class OutboxRepository:
             .values(status="dead", last_error=error[:2000])
         )
 
-    async def save_payload(self, item_id: int, payload: dict[str, Any]) -> None:
+    async def save_payloads(self, payloads: dict[int, dict[str, Any]]) -> None:
+        """Replace the payloads of rows (by id), in one statement."""
+        if not payloads:
+            return
+        table = OutboxRow.__table__
+        statement = (
+            table.update()
+            .where(table.c.id == bindparam("item"))
+            .values(payload=bindparam("new_payload", type_=JSON))
+        )
         await self._s.execute(
-            update(OutboxRow).where(OutboxRow.id == item_id).values(payload=payload)
+            statement, [{"item": k, "new_payload": v} for k, v in payloads.items()]
         )
 
     async def enqueue_notice(self, chat_id: int, kind: str, text: str, now: datetime) -> None:
@@ -178,7 +201,7 @@ class OutboxRepository:
         self._s.add(
             OutboxRow(
                 chat_id=chat_id,
-                paper_id=None,
+                batch_id=None,
                 kind=kind,
                 payload={"text": text},
                 status="pending",
@@ -189,9 +212,9 @@ class OutboxRepository:
         await self._s.flush()
 
     async def fold_digest(self, chat_id: int, now: datetime) -> int:
-        """Gather a chat's waiting items into one digest row; returns how many papers."""
+        """Gather a chat's waiting items into one digest row; returns how many items."""
         stmt = (
-            select(OutboxRow.id, OutboxRow.paper_id)
+            select(OutboxRow.id, OutboxRow.payload)
             .where(
                 OutboxRow.chat_id == chat_id,
                 OutboxRow.kind == "item",
@@ -202,12 +225,14 @@ class OutboxRepository:
         items = (await self._s.execute(stmt)).all()
         if not items:
             return 0
+        batches = sorted({int(b) for _, payload in items for b in payload.get("batches", [])})
+        papers = sorted({int(p) for _, payload in items for p in payload.get("papers", [])})
         self._s.add(
             OutboxRow(
                 chat_id=chat_id,
-                paper_id=None,
+                batch_id=None,
                 kind="digest",
-                payload={"papers": [paper for _, paper in items], "parts_sent": 0},
+                payload={"batches": batches, "papers": papers, "parts_sent": 0},
                 status="pending",
                 due_at=now,
                 created_at=now,

@@ -204,6 +204,19 @@ class PaperRepository:
         tag_map = await self._tags_for([r.id for r in rows])
         return [_paper(r, tag_map.get(r.id, ())) for r in rows]
 
+    async def batch_tags(self, batch_ids: Iterable[int]) -> dict[int, dict[int, list[str]]]:
+        """The tags of every paper in the batches: batch -> paper id -> tags."""
+        result: dict[int, dict[int, list[str]]] = {}
+        for chunk in chunks(sorted(set(batch_ids))):
+            stmt = (
+                select(PaperRow.batch_id, PaperTagRow.paper_id, PaperTagRow.tag)
+                .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
+                .where(PaperRow.batch_id.in_(chunk))
+            )
+            for batch, paper, tag in (await self._s.execute(stmt)).all():
+                result.setdefault(batch, {}).setdefault(paper, []).append(tag)
+        return result
+
     async def _tags_for(self, paper_ids: Sequence[int]) -> dict[int, list[str]]:
         result: dict[int, list[str]] = {}
         if not paper_ids:

@@ -6,7 +6,7 @@ queued is still respected, and an alert whose every reason was muted is dropped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.delivery.tldr import tldr
@@ -35,7 +35,11 @@ class Audience:
 
     def reasons(self, paper: Paper) -> tuple[Subscription, ...]:
         """The subscriptions that bring `paper` to this chat, after mutes."""
-        tags = set(paper.tags)
+        return self.reasons_for(paper.tags)
+
+    def reasons_for(self, paper_tags: Iterable[str]) -> tuple[Subscription, ...]:
+        """The subscriptions that bring a paper with these tags, after mutes."""
+        tags = set(paper_tags)
         muted = {(t, scope) for t, scope in self.mutes if t in tags}
         return tuple(
             s

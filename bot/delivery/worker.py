@@ -1,13 +1,18 @@
-"""Draining the outbox: claim due rows, render, send through the platform, mark sent.
+"""Draining the outbox: claim due rows, send one message of each, record it.
+
+A row holds everything one batch of papers owes a chat (one alert a paper), a digest
+(one message a part) or a notice. Each claim sends the row's next message and records
+how far it got; a row with more to say is due again at once and goes to the back of
+the queue, so a chat with forty alerts does not hold up the next chat's first one. The
+records of concurrent sends share transactions (`GroupCommit`), and a row cannot be
+claimed again before its record is committed: a crash re-sends at most the messages
+that were in flight, one per chat.
 
 - Rate-limited: the row waits the server's delay (not counted as a failed attempt).
 - Recipient gone: the chat is deactivated (its subscriptions are kept for /start).
 - Chat moved: the chat takes its new id and the row is retried at once.
 - Anything else: exponential backoff with jitter, then dead-lettered after
-  `max_attempts` (visible in `paperwatch status`).
-
-A digest too long for one message is sent part by part, each part recorded, so a
-crash re-sends at most the part that was in flight.
+  `max_attempts` failures in a row (visible in `paperwatch status`).
 """
 
 from __future__ import annotations
@@ -16,16 +21,18 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bot.delivery.content import Audience, alert, digest
+from bot.delivery.group_commit import GroupCommit
 from bot.delivery.messenger import ChatMoved, Messenger, RateLimited, RecipientGone
 from bot.delivery.schedule import next_digest_at, quiet_until
 from bot.domain import Chat, ChatRef, Paper, Reply, Subscription
 from bot.topics.catalog import Catalog
 from bot.topics.momentum import sentence
-from storage.outbox import OutboxItem
+from storage.outbox import OutboxItem, Progress
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -39,11 +46,27 @@ def _utcnow() -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A claimed row with what it says, ready to send."""
+    """The next message of a claimed row, and the row's payload once it is sent.
+
+    `part` None sends every part `reply` renders to (one alert); a number sends only
+    that part (of a digest or notice), and the row is done after its last part.
+    """
 
     item: OutboxItem
     chat: Chat
     reply: Reply
+    part: int | None
+    payload: dict[str, Any]
+    last: bool
+
+
+def _wanted(item: OutboxItem) -> list[int]:
+    """The papers a claim of `item` needs: the next alert's, or all of a digest's."""
+    papers = [int(p) for p in item.payload.get("papers", ())]
+    if item.kind == "alert":
+        done = int(item.payload.get("sent", 0))
+        return papers[done : done + 1]
+    return papers if item.kind == "digest" else []
 
 
 def backoff(attempts: int, base: float = 5.0, cap: float = 3600.0) -> float:
@@ -61,7 +84,7 @@ class Deliverer:
         clock: Clock = _utcnow,
         max_attempts: int = 8,
         lease: timedelta = timedelta(minutes=2),
-        batch: int = 200,
+        concurrency: int = 64,
     ) -> None:
         self._uow = uow_factory
         self._messengers = dict(messengers)
@@ -69,96 +92,179 @@ class Deliverer:
         self._clock = clock
         self.max_attempts = max_attempts
         self._lease = lease
-        self._batch = batch
+        self._concurrency = max(1, concurrency)
+        self._commits = GroupCommit(uow_factory, clock)
 
-    async def run_once(self) -> int:
-        """Claim one batch and deliver it; chats in parallel, each chat's rows in order."""
+    async def drain(self) -> int:
+        """Deliver until nothing is due; returns the messages sent.
+
+        Up to `concurrency` rows are in flight; more are claimed whenever half of them
+        are done. A chat's rows are sent one after the other, in the order claimed.
+        """
+        sent = 0
+        running: set[asyncio.Task[int]] = set()
+        latest: dict[int, asyncio.Task[int]] = {}  # each chat's last task
+        idle = False
+        while True:
+            room = self._concurrency - len(running)
+            if not idle and room >= max(1, self._concurrency // 2):
+                claimed, jobs = await self._claim(room)
+                idle = not claimed
+                for job in jobs:
+                    task = asyncio.create_task(self._deliver(job, latest.get(job.chat.id)))
+                    latest[job.chat.id] = task
+                    running.add(task)
+                if claimed and not jobs:
+                    continue  # all settled without a message: look for more
+            if not running:
+                if idle:
+                    return sent
+                continue
+            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            sent += sum(task.result() for task in done)
+            for chat_id in [c for c, task in latest.items() if task in done]:
+                del latest[chat_id]
+            idle = False  # finished rows may be due again
+
+    async def _claim(self, limit: int) -> tuple[int, list[Job]]:
+        """Claim up to `limit` rows, load what they need, and settle those with nothing
+        to send. Returns how many rows were claimed and the messages to send."""
         now = self._clock()
         async with self._uow() as uow:
-            items = await uow.outbox.claim(now, self._lease, self._batch)
-            await uow.commit()
-        if not items:
-            return 0
-        jobs = await self._prepare(items)
-        by_chat: dict[int, list[Job]] = {}
-        for job in jobs:
-            by_chat.setdefault(job.item.chat_id, []).append(job)
-        await asyncio.gather(*(self._deliver_chat(group) for group in by_chat.values()))
-        return len(items)
-
-    async def drain(self, rounds: int = 1000) -> int:
-        """Deliver until nothing is due (tests and `paperwatch deliver`)."""
-        total = 0
-        for _ in range(rounds):
-            done = await self.run_once()
-            if not done:
-                break
-            total += done
-        return total
-
-    async def _prepare(self, items: list[OutboxItem]) -> list[Job]:
-        """Load everything a batch needs in a few queries, and settle what needs no send."""
-        now = self._clock()
-        chat_ids = {item.chat_id for item in items}
-        paper_ids = {item.paper_id for item in items if item.paper_id is not None}
-        paper_ids |= {int(p) for item in items for p in item.payload.get("papers", [])}
-        async with self._uow() as uow:
+            items = await uow.outbox.claim(now, self._lease, limit)
+            if not items:
+                return 0, []
+            chat_ids = {item.chat_id for item in items}
             chats = await uow.chats.by_ids(chat_ids)
             subs = await uow.subscriptions.for_chats(chat_ids)
             mutes = await uow.mutes.for_chats(chat_ids)
-            papers = await uow.papers.by_ids(sorted(paper_ids))
-            momentum = await self._momentum(uow, items, subs)
-            jobs = []
+            audiences = {
+                chat_id: Audience(tuple(subs.get(chat_id, ())), tuple(mutes.get(chat_id, ())))
+                for chat_id in chats
+            }
             for item in items:
-                chat = chats.get(item.chat_id)
-                if chat is None:
+                if item.chat_id not in chats:
                     await uow.outbox.mark_dead(item.id, "chat no longer exists")
-                    continue
-                audience = Audience(tuple(subs.get(chat.id, ())), tuple(mutes.get(chat.id, ())))
-                reply = self._content(chat, item, audience, papers, momentum)
-                if reply is None:  # every reason was muted or unfollowed since it was queued
-                    await uow.outbox.mark_sent(item.id, now)
-                    continue
-                jobs.append(Job(item, chat, reply))
+            items = await self._resolve(uow, [i for i in items if i.chat_id in chats], audiences)
+            papers = await uow.papers.by_ids(sorted({p for i in items for p in _wanted(i)}))
+            momentum = await self._momentum(uow, items, subs)
             await uow.commit()
-        return jobs
+        jobs: list[Job] = []
+        settled: list[Progress] = []
+        for item in items:
+            chat = chats[item.chat_id]
+            step = self._next(item, chat, audiences[chat.id], papers, momentum)
+            (jobs if isinstance(step, Job) else settled).append(step)  # type: ignore[arg-type]
+        await self._commits.record(settled)
+        return len(items), jobs
 
-    async def _deliver_chat(self, jobs: list[Job]) -> None:
-        for job in jobs:
-            try:
-                await self._deliver(job)
-            except Exception:  # one bad row must never stop the others
-                log.exception("delivery crashed outbox=%s chat=%s", job.item.id, job.chat.id)
-                await self._failed(job.item, "internal error (see the log)")
+    async def _resolve(
+        self, uow: UnitOfWork, items: list[OutboxItem], audiences: dict[int, Audience]
+    ) -> list[OutboxItem]:
+        """Turn the batches of rows claimed for the first time into the papers each chat
+        gets (after mutes), and keep that list: later claims send from the same list."""
+        batch_ids = {int(b) for item in items for b in item.payload.get("batches", ())}
+        if not batch_ids:
+            return items
+        by_tag: dict[int, dict[str, list[int]]] = {}
+        tags_of: dict[int, list[str]] = {}
+        for batch, papers in (await uow.papers.batch_tags(batch_ids)).items():
+            index = by_tag.setdefault(batch, {})
+            for paper, tags in papers.items():
+                tags_of[paper] = tags
+                for tag in tags:
+                    index.setdefault(tag, []).append(paper)
+        frozen: dict[int, dict[str, Any]] = {}
+        resolved = []
+        for item in items:
+            if "batches" not in item.payload:
+                resolved.append(item)
+                continue
+            audience = audiences[item.chat_id]
+            found = {int(p) for p in item.payload.get("papers", ())}
+            for batch in item.payload["batches"]:
+                index = by_tag.get(int(batch), {})
+                for sub in audience.subscriptions:
+                    found.update(
+                        p for p in index.get(sub.tag, ()) if audience.reasons_for(tags_of[p])
+                    )
+            payload = {k: v for k, v in item.payload.items() if k != "batches"}
+            payload["papers"] = sorted(found)
+            frozen[item.id] = payload
+            resolved.append(replace(item, payload=payload))
+        await uow.outbox.save_payloads(frozen)
+        return resolved
 
-    async def _deliver(self, job: Job) -> None:
+    def _next(
+        self,
+        item: OutboxItem,
+        chat: Chat,
+        audience: Audience,
+        papers: dict[int, Paper],
+        momentum: dict[str, str],
+    ) -> Job | Progress:
+        """The row's next message, or its progress when there is nothing to send."""
+        payload = item.payload
+        if item.kind == "alert":
+            ids = payload.get("papers", [])
+            done = int(payload.get("sent", 0))
+            if done >= len(ids):
+                return Progress(item.id, payload, done=True)
+            after = {**payload, "sent": done + 1}
+            last = done + 1 >= len(ids)
+            paper = papers.get(int(ids[done]))
+            reply = alert(self._catalog, paper, audience) if paper else None
+            if reply is None:  # muted or unfollowed since: skip it
+                return Progress(item.id, after, done=last)
+            return Job(item, chat, reply, None, after, last)
+        if item.kind == "digest":
+            weekly = chat.digest_mode.value == "weekly"
+            title = "Your weekly digest" if weekly else "Your daily digest"
+            found = [papers[int(i)] for i in payload.get("papers", []) if int(i) in papers]
+            reply = digest(self._catalog, found, audience, title, momentum)
+        else:
+            text = payload.get("text")
+            reply = Reply.text(str(text)) if text else None
+        if reply is None:
+            return Progress(item.id, payload, done=True)
+        part = int(payload.get("parts_sent", 0))
+        return Job(item, chat, reply, part, {**payload, "parts_sent": part + 1}, False)
+
+    async def _deliver(self, job: Job, before: asyncio.Task[int] | None) -> int:
+        """Send one job after the chat's previous one; returns the messages sent."""
+        if before is not None:
+            await asyncio.wait([before])
+        try:
+            return await self._send(job)
+        except Exception:  # one bad row must never stop the others
+            log.exception("delivery crashed outbox=%s chat=%s", job.item.id, job.chat.id)
+            await self._failed(job.item, "internal error (see the log)")
+            return 0
+
+    async def _send(self, job: Job) -> int:
         item, chat = job.item, job.chat
         now = self._clock()
         messenger = self._messengers.get(chat.platform.value)
         if messenger is None:
             await self._later(item, now + timedelta(minutes=1), f"no {chat.platform} adapter here")
-            return
+            return 0
         if item.kind == "alert" and (until := quiet_until(chat, now)) is not None:
             await self._later(item, until, "quiet hours")
-            return
-        await self._send(item, chat, messenger, job.reply)
-
-    async def _send(self, item: OutboxItem, chat: Chat, messenger: Messenger, reply: Reply) -> None:
-        parts = messenger.render(chat, reply)
-        start = int(item.payload.get("parts_sent", 0))
+            return 0
+        parts = messenger.render(chat, job.reply)
+        last = job.last
+        if job.part is not None:
+            if job.part >= len(parts):  # the digest got shorter since its last part
+                await self._commits.record([Progress(item.id, job.payload, done=True)])
+                return 0
+            parts, last = [parts[job.part]], job.part + 1 >= len(parts)
         try:
-            for index in range(start, len(parts)):
-                await messenger.deliver(chat, parts[index])
-                if index + 1 < len(parts):
-                    async with self._uow() as uow:
-                        await uow.outbox.save_payload(
-                            item.id, {**item.payload, "parts_sent": index + 1}
-                        )
-                        await uow.commit()
+            for message in parts:
+                await messenger.deliver(chat, message)
         except RateLimited as exc:
             log.info("rate limited outbox=%s chat=%s wait=%.1fs", item.id, chat.id, exc.retry_after)
             await self._later(item, self._clock() + timedelta(seconds=exc.retry_after), str(exc))
-            return
+            return 0
         except ChatMoved as exc:
             log.info("chat moved chat=%s to=%s", chat.id, exc.new_external_id)
             async with self._uow() as uow:
@@ -168,14 +274,14 @@ class Deliverer:
                 )
                 await uow.outbox.retry_at(item.id, self._clock(), str(exc), count_attempt=False)
                 await uow.commit()
-            return
+            return 0
         except RecipientGone as exc:
             log.warning("recipient gone chat=%s: %s; deactivating it", chat.id, exc)
             async with self._uow() as uow:
                 await uow.chats.set_active(chat.id, False)
                 await uow.outbox.retry_at(item.id, self._clock(), str(exc), count_attempt=False)
                 await uow.commit()
-            return
+            return 0
         except Exception as exc:
             log.warning(
                 "delivery failed outbox=%s chat=%s attempt=%d: %s",
@@ -185,10 +291,9 @@ class Deliverer:
                 exc,
             )
             await self._failed(item, f"{type(exc).__name__}: {exc}")
-            return
-        async with self._uow() as uow:
-            await uow.outbox.mark_sent(item.id, self._clock())
-            await uow.commit()
+            return 0
+        await self._commits.record([Progress(item.id, job.payload, done=last)])
+        return len(parts)
 
     async def _momentum(
         self, uow: UnitOfWork, items: list[OutboxItem], subs: dict[int, list[Subscription]]
@@ -201,26 +306,6 @@ class Deliverer:
         as_of = await uow.momentum.latest_announced(today) or today
         figures = await uow.momentum.for_tags(sorted(tags), as_of)
         return {tag: sentence(m) for tag, m in figures.items() if m.last_28 or m.prior_28}
-
-    def _content(
-        self,
-        chat: Chat,
-        item: OutboxItem,
-        audience: Audience,
-        papers: dict[int, Paper],
-        momentum: dict[str, str],
-    ) -> Reply | None:
-        if item.kind == "alert" and item.paper_id is not None:
-            paper = papers.get(item.paper_id)
-            return alert(self._catalog, paper, audience) if paper else None
-        if item.kind == "digest":
-            ids = [int(i) for i in item.payload.get("papers", [])]
-            weekly = chat.digest_mode.value == "weekly"
-            title = "Your weekly digest" if weekly else "Your daily digest"
-            found = [papers[i] for i in ids if i in papers]
-            return digest(self._catalog, found, audience, title, momentum)
-        text = item.payload.get("text")
-        return Reply.text(str(text)) if text else None
 
     async def _later(self, item: OutboxItem, when: datetime, why: str) -> None:
         async with self._uow() as uow:

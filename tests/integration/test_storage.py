@@ -12,7 +12,16 @@ from bot.domain import Author, ChatKind, ChatRef, Paper, Platform, SubscriptionK
 from storage.database import Database
 from storage.repositories import PollState
 
-TABLES = {"chats", "subscriptions", "muted_tags", "papers", "paper_tags", "outbox", "poll_state"}
+TABLES = {
+    "chats",
+    "subscriptions",
+    "muted_tags",
+    "papers",
+    "paper_tags",
+    "batches",
+    "outbox",
+    "poll_state",
+}
 
 PAPER = Paper(
     arxiv_id="2609.26811",
