@@ -151,6 +151,7 @@ class Chat:
     quiet_start: str | None = None  # HH:MM local: instant alerts wait until quiet_end
     quiet_end: str | None = None
     momentum_alerts: bool = True
+    empty_digest_note: bool = False  # a one-line note when a digest has nothing new
     next_digest_at: datetime | None = None
     created_at: datetime | None = None
 

@@ -25,6 +25,8 @@ def _describe(chat: Chat) -> str:
     text += f", time zone {chat.timezone}."
     if chat.quiet_start and chat.quiet_end:
         text += f" Quiet hours {chat.quiet_start}-{chat.quiet_end}."
+    if chat.empty_digest_note and chat.digest_mode in (DigestMode.DAILY, DigestMode.WEEKLY):
+        text += " A digest with nothing new sends a one-line note."
     if chat.paused:
         text += " Paused: /resume to restart."
     return text
@@ -36,6 +38,10 @@ def _parse_digest(args: str) -> dict[str, object]:
     if not words:
         raise ValueError("Which mode?")
     mode, rest = words[0], words[1:]
+    if mode == "note":
+        if rest not in (["on"], ["off"]):
+            raise ValueError("Write /digest note on or /digest note off.")
+        return {"empty_digest_note": rest == ["on"]}
     if mode in ("instant", "off"):
         if rest:
             raise ValueError(f"/digest {mode} takes nothing after it.")
@@ -239,7 +245,7 @@ DIGEST = CommandSpec(
     "digest",
     digest,
     "how papers reach you: instant, daily, weekly or off",
-    "/digest instant | daily [HH:MM] | weekly [day] [HH:MM] | off",
+    "/digest instant | daily [HH:MM] | weekly [day] [HH:MM] | off | note on|off",
     changes_chat=True,
 )
 TIMEZONE = CommandSpec(

@@ -94,6 +94,8 @@ class ChatRow(Base):
     quiet_start: Mapped[str | None] = mapped_column(String(5))  # HH:MM local, instant alerts wait
     quiet_end: Mapped[str | None] = mapped_column(String(5))
     momentum_alerts: Mapped[bool] = mapped_column(default=True)
+    # A digest with nothing new sends a one-line note instead of nothing.
+    empty_digest_note: Mapped[bool] = mapped_column(default=False)
     # When this chat's next digest is due (UTC); NULL when it gets no digests.
     next_digest_at: Mapped[datetime | None] = mapped_column(index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

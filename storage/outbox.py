@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from storage.models import BatchRow, ChatRow, OutboxRow, PaperRow, PaperTagRow, SubscriptionRow
 from storage.repositories import chunks
 
-SENDABLE = ("alert", "digest", "spike")
+SENDABLE = ("alert", "digest", "spike", "note")
 
 
 @dataclass(frozen=True, slots=True)

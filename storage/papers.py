@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import Author, Paper
-from storage.models import PaperRow, PaperTagRow, utcnow
+from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
 from storage.repositories import chunks
 
 
@@ -203,6 +204,13 @@ class PaperRepository:
         rows = list((await self._s.execute(stmt)).scalars())
         tag_map = await self._tags_for([r.id for r in rows])
         return [_paper(r, tag_map.get(r.id, ())) for r in rows]
+
+    async def new_since(self, since: datetime) -> int:
+        """How many new papers ingests have brought in after `since`."""
+        stmt = select(func.coalesce(func.sum(BatchRow.papers), 0)).where(
+            BatchRow.created_at > since
+        )
+        return int((await self._s.execute(stmt)).scalar_one())
 
     async def batch_tags(self, batch_ids: Iterable[int]) -> dict[int, dict[int, list[str]]]:
         """The tags of every paper in the batches: batch -> paper id -> tags."""

@@ -58,6 +58,7 @@ def _chat(row: ChatRow) -> Chat:
         quiet_start=row.quiet_start,
         quiet_end=row.quiet_end,
         momentum_alerts=row.momentum_alerts,
+        empty_digest_note=row.empty_digest_note,
         next_digest_at=row.next_digest_at,
         created_at=row.created_at,
     )
@@ -154,6 +155,7 @@ _CHAT_SETTINGS = {
     "quiet_start",
     "quiet_end",
     "momentum_alerts",
+    "empty_digest_note",
     "next_digest_at",
 }
 

@@ -338,8 +338,28 @@ async def fold_due_digests(
     folded = 0
     for chat in chats:
         async with uow_factory() as uow:
-            papers = await uow.outbox.fold_digest(chat.id, now)
+            items = await uow.outbox.fold_digest(chat.id, now)
+            if not items and chat.empty_digest_note:
+                await uow.outbox.enqueue_notice(
+                    chat.id, "note", await _nothing_new(uow, chat, now), now
+                )
             await uow.chats.update(chat.id, next_digest_at=next_digest_at(chat, now))
             await uow.commit()
-        folded += 1 if papers else 0
+        folded += 1 if items else 0
     return folded
+
+
+async def _nothing_new(uow: UnitOfWork, chat: Chat, now: datetime) -> str:
+    """The note for an empty digest: no matches, or no mailing at all."""
+    weekly = chat.digest_mode.value == "weekly"
+    announced = await uow.papers.new_since(now - timedelta(days=7 if weekly else 1))
+    period = "this week" if weekly else "since yesterday's digest"
+    if announced:
+        return (
+            f"Nothing new on what you follow {period}: none of the {announced:,} new papers"
+            " arXiv announced matched."
+        )
+    return (
+        f"Nothing new {period}: arXiv announced no new papers (there is no mailing on"
+        " weekends and holidays)."
+    )

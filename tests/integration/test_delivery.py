@@ -457,3 +457,35 @@ async def test_alerts_queued_before_batches_survive_the_migration(
     assert await deliverer.drain() == 1
     assert recorder.sent[0][1].endswith(WEB_RL.title)
     assert await outbox(db) == {"sent": 1}
+
+
+async def test_an_empty_digest_sends_a_note_only_when_asked(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/follow Web Agents")  # a daily digest at 08:00 UTC by default
+
+    async def next_digest(**later: float) -> list[str]:
+        clock.advance(**later)
+        await fold_due_digests(db.uow, clock())
+        await deliverer.drain()
+        sent = [text for _, text in recorder.sent]
+        recorder.sent.clear()
+        return sent
+
+    assert await next_digest(days=1) == []  # nothing new, nothing said
+    assert "Nothing was changed" in await say(chat_ctx, "/digest note maybe")
+    assert await next_digest(days=1) == []
+    assert "one-line note" in await say(chat_ctx, "/digest note on")
+    assert "daily digest at 08:00" in await say(chat_ctx, "/digest")
+
+    (note,) = await next_digest(days=1)
+    assert "arXiv announced no new papers" in note
+    await ingest(db, small_catalog, clock, OTHER)  # announced, but nobody follows it
+    (note,) = await next_digest(hours=3)
+    assert "none of the 1 new papers arXiv announced matched" in note
+    await ingest(db, small_catalog, clock, WEB_RL)
+    (digest,) = await next_digest(days=1)
+    assert WEB_RL.title in digest and "Nothing new" not in digest
+
+    await say(chat_ctx, "/digest note off")
+    assert await next_digest(days=1) == []
