@@ -151,7 +151,7 @@ async def deliver(
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="pw-delivery-") as folder:
         url = f"sqlite+aiosqlite:///{folder}/delivery.db"
-        queued = await queue_alerts(url, chat_ids, papers, catalog)
+        rows = await queue_alerts(url, chat_ids, papers, catalog)  # one per chat
         db = Database(url)
         adapter = TelegramAdapter(
             settings_for(fake, url, unlimited=unlimited),
@@ -169,11 +169,10 @@ async def deliver(
             cpu, started = time.process_time(), time.monotonic()
             deadline = started + give_up_after
             while time.monotonic() < deadline:
-                if await deliverer.run_once():
-                    continue
+                await deliverer.drain()
                 async with db.uow() as uow:
                     outbox = await uow.outbox.counts()
-                if outbox.get("sent", 0) >= queued:
+                if outbox.get("sent", 0) >= rows:
                     complete = True
                     break
                 await asyncio.sleep(0.02)  # rows waiting out a 429 become due later
@@ -185,7 +184,7 @@ async def deliver(
             await db.dispose()
     sent = fake.sent[before:]
     last = max((s.time for s in sent), default=started)
-    return Run(queued, len(sent), last - started, cpu, complete, outbox)
+    return Run(len(chat_ids) * papers, len(sent), last - started, cpu, complete, outbox)
 
 
 # --- phase A: flood limits -----------------------------------------------------------
