@@ -35,7 +35,7 @@ from telegram.ext import (
     filters,
 )
 
-from bot.adapters.telegram_limits import TelegramRateLimiter, seconds
+from bot.adapters.telegram_limits import MAX_IN_FLIGHT, TelegramRateLimiter, seconds
 from bot.config import Settings
 from bot.delivery import buttons
 from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
@@ -54,6 +54,12 @@ _KINDS = {
     TgChat.CHANNEL: ChatKind.CHANNEL,
 }
 _GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is deactivated")
+_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # frozen, so one serves every send
+# HTTP connections to the Bot API: the limiter's sends in flight, plus a few for the
+# requests about no chat (answerCallbackQuery, getChatMember, ...) so that those never
+# wait in httpcore's queue; every open connection costs CPU on each request (see the
+# limiter).
+CONNECTION_POOL_SIZE = MAX_IN_FLIGHT + 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +126,7 @@ async def send(bot: Any, chat_id: int, message: TelegramMessage) -> Message:
         chat_id=chat_id,
         text=message.html,
         parse_mode=ParseMode.HTML,
-        link_preview_options=LinkPreviewOptions(is_disabled=True),
+        link_preview_options=_NO_PREVIEW,
         reply_markup=message.markup,
     )
 
@@ -139,6 +145,7 @@ class TelegramAdapter:
             Application.builder()
             .token(token)
             .base_url(settings.telegram_api_base_url)
+            .connection_pool_size(CONNECTION_POOL_SIZE)
             .rate_limiter(
                 TelegramRateLimiter(
                     messages_per_second=settings.telegram_messages_per_second,

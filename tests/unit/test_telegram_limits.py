@@ -123,3 +123,22 @@ async def test_requests_without_a_chat_pass_freely() -> None:
     for _ in range(100):
         await limiter.process_request(callback, (), {}, "getUpdates", {}, None)
     assert time.now == 0.0
+
+
+async def test_a_send_that_wakes_late_does_not_let_the_next_ones_bunch() -> None:
+    time = VirtualTime()
+    late = {"once": True}
+
+    async def oversleeping(seconds: float) -> None:
+        # One wake-up comes 0.4 s late, as when the event loop is busy elsewhere.
+        extra = 0.4 if late["once"] and time.now > 2.0 and seconds > 0 else 0.0
+        if extra:
+            late["once"] = False
+        await time.sleep(seconds + extra)
+
+    limiter = TelegramRateLimiter(clock=time.clock, sleep=oversleeping)
+    sent = await send_all(limiter, time, list(range(1, 201)), 1)
+    every = [t for times in sent.values() for t in times]
+    assert not late["once"]  # the late wake-up did happen
+    assert windows_ok(every, 30, 1.0)
+    assert max(every) < 200 / 30 * 1.05 + 0.4
