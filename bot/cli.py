@@ -164,7 +164,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
             counts = await uow.outbox.counts()
             dead = await uow.outbox.dead_letters()
         queued = ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
-        print(f"Outbox: {queued or 'empty'}.")
+        print(f"Outbox rows (one per chat and batch, digest or notice): {queued or 'none'}.")
         for item_id, chat_id, kind, error in dead:
             print(f"  dead letter #{item_id} ({kind} to chat {chat_id}): {error}")
     finally:

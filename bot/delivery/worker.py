@@ -84,7 +84,7 @@ class Deliverer:
         clock: Clock = _utcnow,
         max_attempts: int = 8,
         lease: timedelta = timedelta(minutes=2),
-        concurrency: int = 64,
+        concurrency: int = 128,
     ) -> None:
         self._uow = uow_factory
         self._messengers = dict(messengers)
