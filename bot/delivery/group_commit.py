@@ -25,7 +25,6 @@ class GroupCommit:
         self._clock = clock
         self._waiting: list[tuple[Progress, asyncio.Future[None]]] = []
         self._lock = asyncio.Lock()
-        self.transactions = 0  # for tests and benchmarks
 
     async def record(self, progress: Iterable[Progress]) -> None:
         """Commit `progress`, together with whatever else is waiting."""
@@ -49,7 +48,6 @@ class GroupCommit:
             async with self._uow() as uow:
                 await uow.outbox.record([p for p, _ in batch], self._clock())
                 await uow.commit()
-            self.transactions += 1
         except BaseException as exc:
             error = exc if isinstance(exc, Exception) else RuntimeError("commit interrupted")
             for _, future in batch:

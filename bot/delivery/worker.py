@@ -132,6 +132,7 @@ class Deliverer:
         now = self._clock()
         async with self._uow() as uow:
             items = await uow.outbox.claim(now, self._lease, limit)
+            claimed = len(items)
             if not items:
                 return 0, []
             chat_ids = {item.chat_id for item in items}
@@ -154,9 +155,12 @@ class Deliverer:
         for item in items:
             chat = chats[item.chat_id]
             step = self._next(item, chat, audiences[chat.id], papers, momentum)
-            (jobs if isinstance(step, Job) else settled).append(step)  # type: ignore[arg-type]
+            if isinstance(step, Job):
+                jobs.append(step)
+            else:
+                settled.append(step)
         await self._commits.record(settled)
-        return len(items), jobs
+        return claimed, jobs
 
     async def _resolve(
         self, uow: UnitOfWork, items: list[OutboxItem], audiences: dict[int, Audience]
