@@ -52,6 +52,8 @@ class Recorder:
     def __init__(self, parts: int = 1) -> None:
         self.sent: list[tuple[str, str]] = []
         self.failures: list[Exception] = []
+        self.fail_on: dict[int, Exception] = {}  # call number (from 1) -> error
+        self.calls = 0
         self.parts = parts
 
     def render(self, chat: Chat, reply: Reply) -> list[str]:
@@ -63,6 +65,9 @@ class Recorder:
         return [f"[{i + 1}/{self.parts}] {text}" for i in range(self.parts)]
 
     async def deliver(self, chat: Chat, message: object) -> None:
+        self.calls += 1
+        if self.calls in self.fail_on:
+            raise self.fail_on.pop(self.calls)
         if self.failures:
             raise self.failures.pop(0)
         self.sent.append((chat.external_id, str(message)))
@@ -332,17 +337,7 @@ async def test_a_long_digest_resumes_at_the_part_that_failed(
     await ingest(db, small_catalog, clock, WEB_RL)
     clock.advance(days=1)
     await fold_due_digests(db.uow, clock())
-    recorder.failures = []
-    original = recorder.deliver
-    calls = {"n": 0}
-
-    async def flaky(chat: Chat, message: object) -> None:
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise Transient("connection reset")
-        await original(chat, message)
-
-    recorder.deliver = flaky  # type: ignore[method-assign]
+    recorder.fail_on[recorder.calls + 2] = Transient("connection reset")
     await deliverer.drain()
     clock.advance(hours=1)
     await deliverer.drain()
@@ -395,16 +390,7 @@ async def test_a_failure_mid_batch_resumes_at_the_next_paper(
         for n in range(3)
     ]
     await ingest(db, small_catalog, clock, *papers)
-    original = recorder.deliver
-    calls = {"n": 0}
-
-    async def flaky(chat: Chat, message: object) -> None:
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise Transient("connection reset")
-        await original(chat, message)
-
-    recorder.deliver = flaky  # type: ignore[method-assign]
+    recorder.fail_on[2] = Transient("connection reset")
     assert await deliverer.drain() == 1
     clock.advance(hours=1)
     assert await deliverer.drain() == 2
