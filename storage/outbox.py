@@ -61,6 +61,8 @@ class OutboxRepository:
         first claimed. Instant chats get an "alert" row, digest chats an "item" for their
         digest. Papers already in a batch are left out. Returns the rows written.
         """
+        if not paper_ids:
+            return 0
         batch = BatchRow(papers=0, created_at=now)
         self._s.add(batch)
         await self._s.flush()
