@@ -35,6 +35,7 @@ from telegram.ext import (
     filters,
 )
 
+from bot.adapters.telegram_http import AiohttpRequest
 from bot.adapters.telegram_limits import MAX_IN_FLIGHT, TelegramRateLimiter, seconds
 from bot.config import Settings
 from bot.delivery import buttons
@@ -57,8 +58,7 @@ _GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is dea
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # frozen, so one serves every send
 # HTTP connections to the Bot API: the limiter's sends in flight, plus a few for the
 # requests about no chat (answerCallbackQuery, getChatMember, ...) so that those never
-# wait in httpcore's queue; every open connection costs CPU on each request (see the
-# limiter).
+# wait for a free connection.
 CONNECTION_POOL_SIZE = MAX_IN_FLIGHT + 4
 
 
@@ -145,7 +145,8 @@ class TelegramAdapter:
             Application.builder()
             .token(token)
             .base_url(settings.telegram_api_base_url)
-            .connection_pool_size(CONNECTION_POOL_SIZE)
+            .request(AiohttpRequest(CONNECTION_POOL_SIZE))
+            .get_updates_request(AiohttpRequest(1))
             .rate_limiter(
                 TelegramRateLimiter(
                     messages_per_second=settings.telegram_messages_per_second,
