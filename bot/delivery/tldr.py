@@ -9,6 +9,7 @@ sentence, in their original order.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$\\(\[])")
 _CONTRIBUTION = re.compile(
@@ -29,6 +30,7 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
 
 
+@lru_cache(maxsize=4096)  # a paper is summarised for every chat it goes to: do it once
 def tldr(abstract: str) -> str:
     """The contribution and the main result, or the first sentence as a fallback."""
     found = sentences(abstract)

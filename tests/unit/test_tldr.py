@@ -1,0 +1,37 @@
+"""The alert's TL;DR: the contribution and the main result, taken from the abstract."""
+
+from __future__ import annotations
+
+from bot.delivery.tldr import MAX_CHARS, tldr
+
+ABSTRACT = (
+    "Large language model agents struggle with long-horizon tasks. Prior work relies on"
+    " hand-written rewards. We propose StepRL, a method that learns dense rewards from"
+    " trajectories. On WebShop, StepRL improves the success rate by 12.5% over PPO. We"
+    " release our code."
+)
+
+
+def test_keeps_the_contribution_and_the_result_in_order() -> None:
+    assert tldr(ABSTRACT) == (
+        "We propose StepRL, a method that learns dense rewards from trajectories."
+        " On WebShop, StepRL improves the success rate by 12.5% over PPO."
+    )
+
+
+def test_falls_back_to_the_first_sentence() -> None:
+    text = "A survey of the field. It covers forty papers. It ends with open questions."
+    assert tldr(text) == "A survey of the field."
+
+
+def test_hostile_text_is_cut_to_size_and_empty_text_gives_nothing() -> None:
+    long = "We propose " + "a very long contribution " * 60 + "."
+    assert len(tldr(long)) == MAX_CHARS and tldr(long).endswith("…")
+    assert tldr("") == "" and tldr("  \n ") == ""
+
+
+def test_one_abstract_is_summarised_once_for_every_chat() -> None:
+    tldr.cache_clear()
+    for _ in range(50):
+        tldr(ABSTRACT)
+    assert tldr.cache_info().misses == 1 and tldr.cache_info().hits == 49
