@@ -12,6 +12,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from telegram import (
@@ -41,7 +42,7 @@ from bot.config import Settings
 from bot.delivery import buttons
 from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
 from bot.delivery.telegram_render import render
-from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply
+from bot.domain import Button, Chat, ChatKind, ChatRef, Command, Platform, Reply
 from handlers.base import Context, Registry, not_a_command
 from handlers.momentum import momentum_chart
 from handlers.text import parse_command
@@ -68,14 +69,19 @@ class TelegramMessage:
     markup: InlineKeyboardMarkup | None
 
 
+@lru_cache(maxsize=4096)
+def _cell(button: Button, chat_id: str, key: bytes) -> InlineKeyboardButton | None:
+    """A chat's signed button. Cached: a chat's alerts repeat most of their buttons (its
+    topic's "Latest" and "Unfollow", the same "Mute"s), and PTB objects are costly to
+    build; they are frozen, so one can serve every message that shows it."""
+    data = buttons.encode(button, chat_id, key)
+    return None if data is None else InlineKeyboardButton(button.text[:64], callback_data=data)
+
+
 def keyboard(reply: Reply, chat_id: str, key: bytes) -> InlineKeyboardMarkup | None:
     rows = []
     for row in reply.buttons:
-        cells = []
-        for button in row:
-            data = buttons.encode(button, chat_id, key)
-            if data is not None:
-                cells.append(InlineKeyboardButton(button.text[:64], callback_data=data))
+        cells = [cell for button in row if (cell := _cell(button, chat_id, key)) is not None]
         if cells:
             rows.append(cells)
     return InlineKeyboardMarkup(rows) if rows else None

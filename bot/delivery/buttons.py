@@ -31,7 +31,7 @@ def button_key(secret: str) -> bytes:
 
 
 def _signature(key: bytes, chat: str, code: str, arg: str) -> str:
-    digest = hmac.new(key, f"{chat}\0{code}\0{arg}".encode(), hashlib.sha256).digest()
+    digest = hmac.digest(key, f"{chat}\0{code}\0{arg}".encode(), "sha256")
     return base64.urlsafe_b64encode(digest).decode()[:_SIG_CHARS]
 
 

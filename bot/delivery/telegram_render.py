@@ -8,6 +8,7 @@ at paragraph or paper boundaries, never inside a tag.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from html import escape
 
 from bot.domain import PaperItem, Reply, paper_affiliations
@@ -39,6 +40,7 @@ def _text(text: str, limit: int = MAX_LINE) -> Block:
     return Block(escape(plain), utf16_len(plain))
 
 
+@lru_cache(maxsize=1024)  # one paper, shown the same way to every chat that gets it
 def _paper(item: PaperItem) -> Block:
     paper = item.paper
     title = _shorten(paper.title or paper.arxiv_id, MAX_TITLE)
