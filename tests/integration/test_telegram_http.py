@@ -11,7 +11,7 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
@@ -27,7 +27,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40  # arbitrary binary, NUL byt
 
 
 @pytest.fixture
-def fake() -> FakeTelegram:
+def fake() -> Iterator[FakeTelegram]:
     with serve_fake_telegram() as tg:
         yield tg
 
