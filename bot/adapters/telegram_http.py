@@ -12,6 +12,11 @@ Timeouts keep PTB's meanings and defaults: `read` for each read of the answer, `
 for opening a connection, `pool` for waiting for a free one (aiohttp's `connect` covers
 the wait and the opening, so it gets their sum), and `write` bounds the whole exchange
 together with the others, since aiohttp has no timeout on writes alone.
+
+The bot's token is part of every Bot API URL, and some aiohttp errors quote the URL
+("Connection timeout to host http://.../bot<token>/sendMessage"). Errors leave here as
+PTB's `TimedOut` or `NetworkError` with the URL's path masked, and without the aiohttp
+exception chained to them, so no log, traceback or outbox error shows the token.
 """
 
 from __future__ import annotations
@@ -23,6 +28,13 @@ from urllib.request import getproxies, proxy_bypass
 import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
+
+
+def _masked(exc: BaseException, url: str) -> str:
+    """The error's text with the URL's path (which holds the token) replaced."""
+    path = urlsplit(url).path
+    text = f"aiohttp.{type(exc).__name__}: {exc}"
+    return text.replace(path, "/…") if path.strip("/") else text
 
 
 def _sum(*parts: float | None) -> float | None:
@@ -143,6 +155,6 @@ class AiohttpRequest(BaseRequest):
             ) as response:
                 return response.status, await response.read()
         except TimeoutError as exc:  # aiohttp's own timeouts are TimeoutErrors too
-            raise TimedOut from exc
+            raise TimedOut(f"Timed out ({_masked(exc, url)})") from None
         except aiohttp.ClientError as exc:
-            raise NetworkError(f"aiohttp.{type(exc).__name__}: {exc}") from exc
+            raise NetworkError(_masked(exc, url)) from None

@@ -11,6 +11,7 @@ import asyncio
 import json
 import socket
 import time
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
@@ -112,10 +113,14 @@ async def test_waiting_for_a_free_connection_times_out(silent: int) -> None:
         hung = asyncio.create_task(request.post(f"http://127.0.0.1:{silent}/bot{TOKEN}/getMe"))
         await asyncio.sleep(0.2)  # it holds the only connection
         started = time.monotonic()
-        with pytest.raises(TimedOut):
+        with pytest.raises(TimedOut) as caught:
             await request.post(f"http://127.0.0.1:{silent}/bot{TOKEN}/getMe")
         assert time.monotonic() - started < 3
         hung.cancel()
+    # aiohttp says "Connection timeout to host <url>", and the URL holds the token
+    told = "".join(traceback.format_exception(caught.value))
+    assert "Connection timeout to host http://127.0.0.1" in told
+    assert TOKEN not in told and TOKEN.split(":")[1] not in told
 
 
 async def test_a_refused_connection_is_a_network_error() -> None:
