@@ -23,6 +23,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from bot.delivery.content import Audience, alert, digest
@@ -102,28 +103,41 @@ class Deliverer:
         are done. A chat's rows are sent one after the other, in the order claimed.
         """
         sent = 0
-        running: set[asyncio.Task[int]] = set()
+        running = 0
         latest: dict[int, asyncio.Task[int]] = {}  # each chat's last task
+        finished: list[tuple[int, asyncio.Task[int]]] = []
+        wake = asyncio.Event()
+
+        def done(chat_id: int, task: asyncio.Task[int]) -> None:
+            # O(1) a message; asyncio.wait() would re-hook every task in flight each time.
+            finished.append((chat_id, task))
+            wake.set()
+
         idle = False
         while True:
-            room = self._concurrency - len(running)
+            room = self._concurrency - running
             if not idle and room >= max(1, self._concurrency // 2):
                 claimed, jobs = await self._claim(room)
                 idle = not claimed
                 for job in jobs:
                     task = asyncio.create_task(self._deliver(job, latest.get(job.chat.id)))
+                    task.add_done_callback(partial(done, job.chat.id))
                     latest[job.chat.id] = task
-                    running.add(task)
+                    running += 1
                 if claimed and not jobs:
                     continue  # all settled without a message: look for more
             if not running:
                 if idle:
                     return sent
                 continue
-            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            sent += sum(task.result() for task in done)
-            for chat_id in [c for c, task in latest.items() if task in done]:
-                del latest[chat_id]
+            await wake.wait()
+            wake.clear()
+            for chat_id, task in finished:
+                running -= 1
+                sent += task.result()
+                if latest.get(chat_id) is task:
+                    del latest[chat_id]
+            finished.clear()
             idle = False  # finished rows may be due again
 
     async def _claim(self, limit: int) -> tuple[int, list[Job]]:
