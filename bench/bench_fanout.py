@@ -41,6 +41,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -137,19 +138,11 @@ COLUMNS = {
 }
 
 
-def _cumulative(weights: list[float]) -> list[float]:
-    total, out = 0.0, []
-    for weight in weights:
-        total += weight
-        out.append(total)
-    return out
-
-
 def _zipf(slugs: list[str], skew: float, rng: random.Random) -> tuple[list[str], list[float]]:
     """The slugs in a random popularity order with cumulative Zipf weights."""
     order = list(slugs)
     rng.shuffle(order)
-    return order, _cumulative([1.0 / (rank + 1) ** skew for rank in range(len(order))])
+    return order, list(accumulate(1.0 / (rank + 1) ** skew for rank in range(len(order))))
 
 
 def _distinct(rng: random.Random, slugs: list[str], cum: list[float], k: int) -> list[str]:
@@ -170,7 +163,7 @@ def generate(shape: Shape) -> Data:
     sub_order, sub_cum = _zipf(slugs, SUB_SKEW, rng)
     paper_order, paper_cum = _zipf(slugs, PAPER_SKEW, rng)
     mode_names = [m for m, _ in MODES]
-    mode_cum = _cumulative([w for _, w in MODES])
+    mode_cum = list(accumulate(w for _, w in MODES))
     next_digest = datetime.combine(TODAY + timedelta(days=1), datetime.min.time(), UTC)
     next_digest += timedelta(hours=8)
     created = NOW - timedelta(days=90)

@@ -22,6 +22,7 @@ import tempfile
 import time
 import uuid
 from datetime import date, timedelta
+from itertools import accumulate
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +58,8 @@ def generate(n: int, seed: int = 7) -> tuple[list[date | None], list[tuple[int, 
     boosted = list(weights)
     for slug in rising:
         boosted[slugs.index(slug)] *= 3.0
-    plain_cum = _cumulative(weights)
-    boost_cum = _cumulative(boosted)
+    plain_cum = list(accumulate(weights))
+    boost_cum = list(accumulate(boosted))
     start_boost = AS_OF - timedelta(days=27)
     announced: list[date | None] = []
     pairs: list[tuple[int, str]] = []
@@ -70,14 +71,6 @@ def generate(n: int, seed: int = 7) -> tuple[list[date | None], list[tuple[int, 
         for tag in set(rng.choices(slugs, cum_weights=cum, k=k)):
             pairs.append((paper_id, tag))
     return announced, pairs, rising
-
-
-def _cumulative(weights: list[float]) -> list[float]:
-    total, out = 0.0, []
-    for w in weights:
-        total += w
-        out.append(total)
-    return out
 
 
 def load_sqlite(path: Path, announced: list[date | None], pairs: list[tuple[int, str]]) -> None:
