@@ -3,10 +3,11 @@
 python-telegram-bot builds every Bot API call itself (parameters, JSON, error mapping,
 the typed answer) and hands only the HTTP exchange to a `BaseRequest`; PTB documents
 that class as the place to plug in another asyncio HTTP library. Its default,
-`HTTPXRequest`, costs about 3 ms of CPU per sendMessage on our 2-core machines, most of
-it in httpx, httpcore and anyio; the same call through aiohttp (whose HTTP parser is
-compiled) costs about 1.3 ms, and the outbox worker sends hundreds of messages a second
-(`bench/bench_delivery.py`). aiohttp is already here for Slack's async clients.
+`HTTPXRequest`, cost 3.1-3.3 ms of CPU per sendMessage on our 2-core machine, most of it
+in httpx, httpcore and anyio; the same calls through aiohttp (whose HTTP parser is
+compiled) cost 1.15-1.25 ms (both with form bodies, 2026-11-29), and the outbox worker
+sends hundreds of messages a second (`bench/bench_delivery.py`). aiohttp is already
+here for Slack's async clients.
 
 Timeouts keep PTB's meanings and defaults: `read` for each read of the answer, `connect`
 for opening a connection, `pool` for waiting for a free one (aiohttp's `connect` covers
