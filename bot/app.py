@@ -23,6 +23,7 @@ from bot.arxiv.client import ArxivClient
 from bot.arxiv.poller import Poller
 from bot.config import Settings
 from bot.delivery.messenger import Messenger
+from bot.delivery.peers import Peers, Share
 from bot.delivery.worker import Deliverer
 from bot.ingest import load_sample_if_empty
 from bot.scheduler import Jobs, build_scheduler
@@ -96,6 +97,7 @@ async def run_bot(
     console = role == "all" and not (settings.telegram_enabled or settings.slack_enabled)
     messengers: dict[str, Messenger] = {}
     adapters: list[TelegramAdapter | SlackAdapter] = []
+    telegram: TelegramAdapter | None = None
     if console:
         messengers["console"] = ConsoleMessenger(stdout)
         await load_sample_if_empty(db.uow, catalog)
@@ -113,10 +115,22 @@ async def run_bot(
         if role in ("all", "worker")
         else None
     )
+
+    def take(share: Share) -> None:
+        if deliverer is not None:
+            deliverer.share = (share.slot, share.workers)
+        if telegram is not None:
+            telegram.limiter.share(share.senders)
+
+    peers = Peers(db.uow, role, interval=settings.heartbeat_interval, on_share=take)
     scheduler = build_scheduler(
-        Jobs(db, poller, deliverer, catalog), role=role, deliver_interval=settings.deliver_interval
+        Jobs(db, poller, deliverer, catalog, peers=peers),
+        role=role,
+        deliver_interval=settings.deliver_interval,
+        heartbeat_interval=settings.heartbeat_interval,
     )
     try:
+        await peers.beat()
         for adapter in adapters:
             # Chat updates go to one process (all/poller); workers only send.
             await adapter.start(receive_updates=role != "worker")
@@ -133,5 +147,9 @@ async def run_bot(
             await adapter.stop()
         if poller is not None:
             await poller.aclose()
+        try:
+            await peers.leave()
+        except (OSError, SQLAlchemyError) as exc:
+            log.warning("could not unregister; the others forget this process soon: %s", exc)
         await db.dispose()
     return 0

@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import sys
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -24,6 +25,7 @@ from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.arxiv.poller import PollOutcome
 from bot.config import Settings
+from bot.delivery.peers import SILENT_BEATS
 from bot.domain import Command, Paper, Reply
 from bot.ingest import IngestResult, load_sample_if_empty, paper_from_json, store_papers
 from bot.scheduler import ROLES
@@ -160,13 +162,18 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     db = await open_database(settings)
     try:
         await run_chat_command(db, "status")
+        silence = SILENT_BEATS * timedelta(seconds=settings.heartbeat_interval)
         async with db.uow() as uow:
             counts = await uow.outbox.counts()
             dead = await uow.outbox.dead_letters()
+            live = await uow.processes.live(datetime.now(UTC) - silence)
         queued = ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
         print(f"Outbox rows (one per chat and batch, digest or notice): {queued or 'none'}.")
         for item_id, chat_id, kind, error in dead:
             print(f"  dead letter #{item_id} ({kind} to chat {chat_id}): {error}")
+        roles = Counter(p.role for p in live)
+        running = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
+        print(f"Processes running: {f'{len(live)} ({running})' if live else 'none'}.")
     finally:
         await db.dispose()
     return 0

@@ -112,6 +112,10 @@ class Settings(BaseSettings):
         default=10.0, gt=0, validation_alias="PAPERWATCH_DELIVER_INTERVAL"
     )
     delivery_lease: float = Field(default=120.0, gt=0, validation_alias="PAPERWATCH_DELIVERY_LEASE")
+    # Processes beat this often to share the flood limits and the chats (bot.delivery.peers).
+    heartbeat_interval: float = Field(
+        default=5.0, gt=0, validation_alias="PAPERWATCH_HEARTBEAT_INTERVAL"
+    )
     arxiv_min_request_interval: float = Field(
         default=3.0, ge=0.0, validation_alias="ARXIV_MIN_REQUEST_INTERVAL"
     )

@@ -9,7 +9,12 @@ Poller duties (one process at a time: a PostgreSQL advisory lock decides which):
   (found through that indexed column, never one job per chat).
 
 Worker duties (any number of processes share the outbox):
-- deliver: every `deliver_interval` seconds, and right after a poll.
+- deliver: every `deliver_interval` seconds, and right after a poll, once the other
+  processes have made room for this one.
+
+Every process:
+- heartbeat: every `heartbeat_interval` seconds, to share the flood limits and the
+  chats with the other live processes (`bot.delivery.peers`).
 
 Jobs coalesce, never overlap (`max_instances=1`) and run late within a grace period.
 A job never raises into the scheduler: failures are logged and retried next time.
@@ -30,6 +35,7 @@ from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
 from bot.arxiv.poller import Poller, PollOutcome
 from bot.arxiv.schedule import EASTERN
+from bot.delivery.peers import Peers
 from bot.delivery.spikes import check_spikes
 from bot.delivery.worker import Deliverer, fold_due_digests
 from bot.topics.catalog import Catalog
@@ -79,8 +85,10 @@ class Jobs:
         deliverer: Deliverer | None,
         catalog: Catalog | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        peers: Peers | None = None,
     ) -> None:
         self._db = db
+        self._peers = peers
         self._catalog = catalog
         self._poller = poller
         self._deliverer = deliverer
@@ -108,8 +116,17 @@ class Jobs:
             log.exception("digest tick failed; retried in a minute")
 
     @_stops_quietly
+    async def heartbeat(self) -> None:
+        if self._peers is None:
+            return
+        try:
+            await self._peers.beat()
+        except Exception:
+            log.exception("heartbeat failed; the share stays as it was until the next one")
+
+    @_stops_quietly
     async def deliver(self) -> None:
-        if self._deliverer is None:
+        if self._deliverer is None or (self._peers is not None and not self._peers.ready()):
             return
         try:
             await self._deliverer.drain()
@@ -118,7 +135,12 @@ class Jobs:
 
 
 def build_scheduler(
-    jobs: Jobs, *, role: str = "all", deliver_interval: float = 10.0, poll_on_start: bool = True
+    jobs: Jobs,
+    *,
+    role: str = "all",
+    deliver_interval: float = 10.0,
+    heartbeat_interval: float = 5.0,
+    poll_on_start: bool = True,
 ) -> AsyncIOScheduler:
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
@@ -133,4 +155,5 @@ def build_scheduler(
             scheduler.add_job(jobs.poll, "date", run_date=datetime.now(UTC), id="poll-on-start")
     if role in ("all", "worker"):
         scheduler.add_job(jobs.deliver, "interval", seconds=deliver_interval, id="deliver")
+    scheduler.add_job(jobs.heartbeat, "interval", seconds=heartbeat_interval, id="heartbeat")
     return scheduler

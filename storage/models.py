@@ -244,3 +244,14 @@ class MomentumAlertRow(Base):
     tag: Mapped[str] = mapped_column(String(128), primary_key=True)
     last_alert_at: Mapped[datetime | None] = mapped_column()
     armed: Mapped[bool] = mapped_column(default=True)
+
+
+class ProcessRow(Base):
+    """A running `paperwatch run` process, seen alive at `seen_at` (bot.delivery.peers)."""
+
+    __tablename__ = "processes"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16))
+    started_at: Mapped[datetime] = mapped_column()
+    seen_at: Mapped[datetime] = mapped_column()

@@ -105,8 +105,15 @@ class OutboxRepository:
         result = await self._s.execute(statement.on_conflict_do_nothing())
         return int(result.rowcount or 0)
 
-    async def claim(self, now: datetime, lease: timedelta, limit: int) -> list[OutboxItem]:
-        """Take up to `limit` due rows of active, unpaused chats for `lease`."""
+    async def claim(
+        self, now: datetime, lease: timedelta, limit: int, share: tuple[int, int] = (0, 1)
+    ) -> list[OutboxItem]:
+        """Take up to `limit` due rows of active, unpaused chats for `lease`.
+
+        `share` (slot, workers): only rows of chats whose id is `slot` modulo `workers`,
+        so that each chat's messages leave through one worker's flood limits.
+        """
+        slot, workers = share
         due = (
             select(OutboxRow.id)
             .join(ChatRow, ChatRow.id == OutboxRow.chat_id)
@@ -121,6 +128,8 @@ class OutboxRepository:
             .limit(limit)
             .with_for_update(skip_locked=True, of=OutboxRow)
         )
+        if workers > 1:
+            due = due.where(OutboxRow.chat_id % workers == slot)
         statement = (
             update(OutboxRow)
             .where(OutboxRow.id.in_(due.scalar_subquery()))

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from storage.momentum import MomentumRepository
 from storage.outbox import OutboxRepository
 from storage.papers import PaperRepository
+from storage.processes import ProcessRepository
 from storage.repositories import (
     ChatRepository,
     MuteRepository,
@@ -34,6 +35,7 @@ class UnitOfWork:
     poll_state: PollStateRepository
     outbox: OutboxRepository
     momentum: MomentumRepository
+    processes: ProcessRepository
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
@@ -59,6 +61,7 @@ class UnitOfWork:
         self.poll_state = PollStateRepository(session)
         self.outbox = OutboxRepository(session)
         self.momentum = MomentumRepository(session)
+        self.processes = ProcessRepository(session)
         return self
 
     async def __aexit__(

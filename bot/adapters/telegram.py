@@ -112,7 +112,9 @@ class TelegramMessenger:
     async def deliver(self, chat: Chat, message: object) -> None:
         assert isinstance(message, TelegramMessage)
         try:
-            await send(self._app.bot, int(chat.external_id), message)
+            # A 429 goes back to the outbox (the row waits `retry_after`), rather than
+            # holding the row's claim in the limiter past its lease.
+            await send(self._app.bot, int(chat.external_id), message, retries=0)
         except RetryAfter as exc:
             raise RateLimited(seconds(exc.retry_after), "Telegram flood control") from exc
         except ChatMigrated as exc:
@@ -127,13 +129,17 @@ class TelegramMessenger:
             raise Transient(str(exc)) from exc
 
 
-async def send(bot: Any, chat_id: int, message: TelegramMessage) -> Message:
+async def send(
+    bot: Any, chat_id: int, message: TelegramMessage, *, retries: int | None = None
+) -> Message:
+    """Send one message; `retries` after a 429 (None: the limiter's default)."""
     return await bot.send_message(
         chat_id=chat_id,
         text=message.html,
         parse_mode=ParseMode.HTML,
         link_preview_options=_NO_PREVIEW,
         reply_markup=message.markup,
+        rate_limit_args=retries,
     )
 
 
@@ -147,19 +153,19 @@ class TelegramAdapter:
         self._registry = registry
         self._ctx = ctx
         self.key = buttons.button_key(token)
+        # One per process; `bot.delivery.peers` sets its share of the overall rate.
+        self.limiter = TelegramRateLimiter(
+            messages_per_second=settings.telegram_messages_per_second,
+            chat_messages_per_second=settings.telegram_chat_messages_per_second,
+            group_messages_per_minute=settings.telegram_group_messages_per_minute,
+        )
         self.application = (
             Application.builder()
             .token(token)
             .base_url(settings.telegram_api_base_url)
             .request(AiohttpRequest(CONNECTION_POOL_SIZE))
             .get_updates_request(AiohttpRequest(1))
-            .rate_limiter(
-                TelegramRateLimiter(
-                    messages_per_second=settings.telegram_messages_per_second,
-                    chat_messages_per_second=settings.telegram_chat_messages_per_second,
-                    group_messages_per_minute=settings.telegram_group_messages_per_minute,
-                )
-            )
+            .rate_limiter(self.limiter)
             .build()
         )
         self.messenger = TelegramMessenger(self.application, self.key)

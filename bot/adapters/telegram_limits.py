@@ -11,7 +11,10 @@ spaces sends instead, on the times they are actually sent:
   leave the 60-second window;
 - overall, sends are spaced evenly on one schedule (1/30 s x margin apart), kept by
   the times sends really left, and that slot is taken last, right before the HTTP call;
-- a 429 holds back only the chat it was about, for `retry_after`, then retries;
+- a 429 holds back only the chat it was about, for `retry_after`, then retries (up to
+  `rate_limit_args` times: the outbox worker asks for none and requeues the row);
+- several processes sending for one bot each keep an equal share of the overall rate
+  (`share`, from `bot.delivery.peers`);
 - at most `max_in_flight` of these requests are in flight at once (`MAX_IN_FLIGHT`);
   the rest wait here, in order, and take their overall slot when their turn comes.
 
@@ -68,6 +71,7 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        self._rate = messages_per_second
         self._gap = MARGIN / messages_per_second
         self._chat_gap = CHAT_MARGIN / chat_messages_per_second
         self._group_size = max(1, int(group_messages_per_minute))
@@ -83,6 +87,13 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         self._chat_locks: dict[str, asyncio.Lock] = {}
         self._chat_next: dict[str, float] = {}
         self._group_sent: dict[str, deque[float]] = {}
+
+    def share(self, senders: int) -> None:
+        """Keep to 1/`senders` of the overall rate: that many processes send for this bot.
+        Per-chat and per-group limits stay whole: each chat is sent to by one process."""
+        rate = self._rate / max(1, senders)
+        self._gap = MARGIN / rate
+        self._recent = deque(self._recent, maxlen=max(1, int(rate)))
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -160,7 +171,8 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
                     try:
                         return await callback(*args, **kwargs)
                     except RetryAfter as exc:
+                        # This process's next sends to the chat wait too, retried or not.
+                        self._chat_next[key] = self._clock() + seconds(exc.retry_after) + 0.1
                         if attempt == retries:
                             raise
-                        self._chat_next[key] = self._clock() + seconds(exc.retry_after) + 0.1
         raise AssertionError("unreachable")

@@ -95,6 +95,8 @@ class Deliverer:
         self._lease = lease
         self._concurrency = max(1, concurrency)
         self._commits = GroupCommit(uow_factory, clock)
+        # (slot, workers): this worker's part of the chats (`bot.delivery.peers`).
+        self.share = (0, 1)
 
     async def drain(self) -> int:
         """Deliver until nothing is due; returns the messages sent.
@@ -145,7 +147,7 @@ class Deliverer:
         to send. Returns how many rows were claimed and the messages to send."""
         now = self._clock()
         async with self._uow() as uow:
-            items = await uow.outbox.claim(now, self._lease, limit)
+            items = await uow.outbox.claim(now, self._lease, limit, self.share)
             claimed = len(items)
             if not items:
                 return 0, []

@@ -228,6 +228,7 @@ def test_status_command(tmp_path: Path) -> None:
     assert "Next arXiv announcement expected" in result.stdout
     assert "Papers in the index: 4." in result.stdout
     assert "Outbox rows (one per chat and batch, digest or notice): none." in result.stdout
+    assert "Processes running: none." in result.stdout
 
 
 def test_tag_prints_one_json_line_per_paper_without_a_database(tmp_path: Path) -> None:

@@ -78,6 +78,7 @@ def start_worker(url: str, fake: FakeTelegram, cwd: Path, **extra: str) -> subpr
             "PAPERWATCH_LOG_LEVEL": "WARNING",
             "PAPERWATCH_DELIVER_INTERVAL": "0.2",
             "PAPERWATCH_DELIVERY_LEASE": "3",
+            "PAPERWATCH_HEARTBEAT_INTERVAL": "0.5",
             "TELEGRAM_BOT_TOKEN": TOKEN,
             "TELEGRAM_API_BASE_URL": fake.base_url,
             **extra,
@@ -177,3 +178,54 @@ def test_two_workers_share_5000_alerts_without_duplicates(
     assert max(counts.values()) == 1, "a message was delivered twice"
     assert len(fake.sent) == chats * papers
     print(f"5,000 alerts by two workers in {elapsed:.1f} s")
+
+
+async def registered(url: str) -> int:
+    """How many processes have registered in the database (0 before it is migrated)."""
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return int((await conn.execute(text("SELECT count(*) FROM processes"))).scalar_one())
+    except Exception:  # not migrated yet
+        return 0
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.postgres
+def test_two_workers_keep_telegrams_flood_limits_together(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    """Each keeps half of the overall rate and its own half of the chats, so the fake,
+    enforcing Telegram's limits, never has to answer 429."""
+    chats, papers = 60, 4
+    with serve_fake_telegram() as fake:
+        fake.rate_limit(per_chat_per_second=1.0, global_per_second=30.0, group_per_minute=20)
+        workers = [start_worker(postgres_database, fake, tmp_path) for _ in range(2)]
+        try:
+            deadline = time.monotonic() + 60
+            while asyncio.run(registered(postgres_database)) < 2:
+                assert time.monotonic() < deadline, "the workers did not register"
+                time.sleep(0.2)
+            time.sleep(1.5)  # three heartbeats: each has seen the other
+            status = subprocess.run(
+                [sys.executable, "-m", "bot", "status"],
+                cwd=tmp_path,
+                env={**os.environ, "PAPERWATCH_DATABASE_URL": postgres_database},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert "Processes running: 2 (2 worker)." in status.stdout, status.stderr
+            asyncio.run(queue_alerts(postgres_database, chats, papers))
+            started = time.monotonic()
+            fake.wait_until(lambda f: len(f.sent) >= chats * papers, seconds=120)
+            elapsed = time.monotonic() - started
+            time.sleep(1.0)  # anything extra would show up now
+        finally:
+            errors = [stop(w) for w in workers]
+    counts = delivered(fake)
+    assert len(counts) == chats * papers, errors
+    assert max(counts.values()) == 1, "a message was delivered twice"
+    assert fake.too_many_requests == 0, [r.params for r in fake.rejected][:5]
+    print(f"{chats * papers} alerts by two workers in {elapsed:.1f} s, no 429")

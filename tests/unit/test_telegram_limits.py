@@ -47,6 +47,18 @@ async def send_all(
     limiter: TelegramRateLimiter, time: VirtualTime, chats: list[int], per_chat: int
 ):
     sent: dict[int, list[float]] = defaultdict(list)
+    await time.run(sends(limiter, time, chats, per_chat, sent))
+    return sent
+
+
+async def sends(
+    limiter: TelegramRateLimiter,
+    time: VirtualTime,
+    chats: list[int],
+    per_chat: int,
+    sent: dict[int, list[float]],
+) -> None:
+    """Send `per_chat` messages to each chat at once, noting when each left in `sent`."""
 
     async def one(chat_id: int) -> None:
         async def callback() -> bool:
@@ -55,8 +67,7 @@ async def send_all(
 
         await limiter.process_request(callback, (), {}, "sendMessage", {"chat_id": chat_id}, None)
 
-    await time.run(asyncio.gather(*(one(chat) for chat in chats for _ in range(per_chat))))
-    return sent
+    await asyncio.gather(*(one(chat) for chat in chats for _ in range(per_chat)))
 
 
 def windows_ok(times: list[float], size: int, window: float) -> bool:
@@ -76,6 +87,28 @@ async def test_private_chats_stay_under_every_limit() -> None:
         assert all(b - a >= 1.0 for a, b in zip(sorted(times), sorted(times)[1:], strict=False))
     # And it is not slower than it needs to be: 300 messages at ~30/s.
     assert max(every) < 300 / 30 * 1.05
+
+
+async def test_a_share_of_the_rate_keeps_several_processes_under_the_overall_limit() -> None:
+    # Three processes sending for one bot at once, each with its own limiter and chats.
+    time = VirtualTime()
+    limiters = [TelegramRateLimiter(clock=time.clock, sleep=time.sleep) for _ in range(3)]
+    for limiter in limiters:
+        limiter.share(3)
+    sent: dict[int, list[float]] = defaultdict(list)
+    runs = [
+        sends(limiter, time, list(range(100 * n, 100 * n + 40)), 3, sent)
+        for n, limiter in enumerate(limiters)
+    ]
+    await time.run(asyncio.gather(*runs))
+    every = [t for times in sent.values() for t in times]
+    assert len(every) == 360
+    assert windows_ok(every, 30, 1.0)  # at most 30 in any second, all three together
+    assert max(every) < 360 / 30 * 1.1  # and each keeps close to its third of the rate
+    limiters[0].share(1)  # the others stopped: the whole rate again
+    alone = await send_all(limiters[0], time, list(range(1000, 1060)), 1)
+    times = sorted(t for each in alone.values() for t in each)
+    assert times[-1] - times[0] < 60 / 30 * 1.1
 
 
 async def test_groups_keep_twenty_a_minute() -> None:

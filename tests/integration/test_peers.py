@@ -1,0 +1,85 @@
+"""Processes sharing one bot: heartbeats, shares of the rate, and the chats split up."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from bot.adapters.console import CONSOLE_CHAT
+from bot.delivery.peers import Peers, Share
+from bot.domain import ChatKind
+from bot.scheduler import Jobs
+from storage.database import Database
+from tests.integration.test_delivery import START, Clock
+
+
+async def test_live_processes_share_the_rate_and_split_the_chats(db: Database) -> None:
+    clock = Clock(START)
+    changes: list[Share] = []
+    first = Peers(db.uow, "all", interval=5, clock=clock, on_share=changes.append)
+    assert await first.beat() == Share(0, 1, 1)
+    assert first.ready()  # alone: nobody has to make room
+
+    clock.advance(seconds=1)
+    worker = Peers(db.uow, "worker", interval=5, clock=clock)
+    assert await worker.beat() == Share(slot=1, workers=2, senders=2)
+    assert not worker.ready()  # the first process still sends at the whole rate
+    poller = Peers(db.uow, "poller", interval=5, clock=clock)
+    assert await poller.beat() == Share(slot=0, workers=2, senders=3)  # sends, delivers not
+    assert await first.beat() == Share(slot=0, workers=2, senders=3)
+    assert changes == [Share(0, 2, 3)]
+
+    clock.advance(seconds=10)  # two intervals after the worker came
+    assert worker.ready()
+    await worker.leave()  # a clean stop: the others take over at their next beat
+    assert await first.beat() == Share(slot=0, workers=1, senders=2)
+
+    clock.advance(seconds=6)  # the poller is silent for over three intervals: dead
+    assert await first.beat() == Share(0, 1, 1)
+    async with db.uow() as uow:
+        assert [p.id for p in await uow.processes.live(START)] == [first.id]
+
+
+async def test_each_worker_claims_only_its_own_chats(db: Database) -> None:
+    async with db.uow() as uow:
+        chats = [
+            await uow.chats.get_or_create(
+                replace(CONSOLE_CHAT, external_id=f"chat-{n}"), ChatKind.PRIVATE
+            )
+            for n in range(7)
+        ]
+        for chat in chats:
+            await uow.outbox.enqueue_notice(chat.id, "note", "hello", START)
+        await uow.commit()
+    claimed: list[set[int]] = []
+    for slot in range(3):
+        async with db.uow() as uow:
+            items = await uow.outbox.claim(START, timedelta(minutes=2), 100, (slot, 3))
+            await uow.commit()
+        claimed.append({item.chat_id for item in items})
+        assert all(chat_id % 3 == slot for chat_id in claimed[-1])
+    assert set().union(*claimed) == {chat.id for chat in chats}
+    assert sum(map(len, claimed)) == len(chats)  # nobody claimed another's chat
+
+
+class Drains:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def drain(self) -> int:
+        self.calls += 1
+        return 0
+
+
+async def test_a_newcomer_delivers_only_once_the_others_made_room(db: Database) -> None:
+    clock = Clock(START)
+    await Peers(db.uow, "worker", interval=5, clock=clock).beat()
+    newcomer = Peers(db.uow, "worker", interval=5, clock=clock)
+    drains = Drains()
+    jobs = Jobs(db, None, drains, clock=clock, peers=newcomer)  # type: ignore[arg-type]
+    await jobs.heartbeat()
+    await jobs.deliver()
+    assert drains.calls == 0
+    clock.advance(seconds=10)
+    await jobs.deliver()
+    assert drains.calls == 1
