@@ -120,7 +120,7 @@ async def run_bot(
         if deliverer is not None:
             deliverer.share = (share.slot, share.workers)
         if telegram is not None:
-            telegram.limiter.share(share.senders)
+            telegram.limiter.share(share.rate)
 
     peers = Peers(db.uow, role, interval=settings.heartbeat_interval, on_share=take)
     scheduler = build_scheduler(

@@ -13,7 +13,7 @@ spaces sends instead, on the times they are actually sent:
   the times sends really left, and that slot is taken last, right before the HTTP call;
 - a 429 holds back only the chat it was about, for `retry_after`, then retries (up to
   `rate_limit_args` times: the outbox worker asks for none and requeues the row);
-- several processes sending for one bot each keep an equal share of the overall rate
+- several processes sending for one bot each keep a share of the overall rate
   (`share`, from `bot.delivery.peers`);
 - at most `max_in_flight` of these requests are in flight at once (`MAX_IN_FLIGHT`);
   the rest wait here, in order, and take their overall slot when their turn comes.
@@ -88,10 +88,10 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         self._chat_next: dict[str, float] = {}
         self._group_sent: dict[str, deque[float]] = {}
 
-    def share(self, senders: int) -> None:
-        """Keep to 1/`senders` of the overall rate: that many processes send for this bot.
+    def share(self, fraction: float) -> None:
+        """Keep to `fraction` of the overall rate: other processes send for this bot too.
         Per-chat and per-group limits stay whole: each chat is sent to by one process."""
-        rate = self._rate / max(1, senders)
+        rate = self._rate * min(1.0, max(fraction, 1e-3))
         self._gap = MARGIN / rate
         self._recent = deque(self._recent, maxlen=max(1, int(rate)))
 

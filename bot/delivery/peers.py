@@ -4,9 +4,10 @@ Each `paperwatch run` process registers in the `processes` table and beats every
 `interval` seconds; one not seen for three intervals is taken for dead and forgotten.
 From the live ones each process works out its `Share`:
 
-- `senders`: every live process may send for the bot (outbox rows, replies to
-  commands), so each keeps 1/senders of the overall rate; Telegram counts its ~30
-  messages a second per bot, whichever process sends them.
+- `rate`: its fraction of the bot's overall rate, which Telegram counts (~30 messages
+  a second) whichever process sends. Processes that only answer commands (role
+  poller) keep a tenth each (`REPLIES`, 3 messages/s: replies are few); the
+  delivering ones split the rest evenly.
 - `slot` of `workers` (the processes that deliver, roles all and worker, oldest
   first): a worker claims only the outbox rows of chats whose id is `slot` modulo
   `workers`, so all of a chat's messages leave through one process's limiter and the
@@ -33,17 +34,29 @@ log = logging.getLogger(__name__)
 
 DELIVERING = ("all", "worker")
 SILENT_BEATS = 3  # a process not seen for this many intervals is taken for dead
+REPLIES = 0.1  # the fraction of the overall rate kept by a process that only answers
 
 
 @dataclass(frozen=True, slots=True)
 class Share:
     slot: int = 0
     workers: int = 1
-    senders: int = 1
+    rate: float = 1.0
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def _rate(delivering: bool, workers: int, answering: int) -> float:
+    """The fraction of the overall rate for a process among `workers` delivering ones
+    and `answering` ones that only answer commands."""
+    if not workers:
+        return 1.0 / max(1, answering)
+    if not answering:
+        return 1.0 / workers
+    replies = min(REPLIES, 0.5 / answering)
+    return (1.0 - replies * answering) / workers if delivering else replies
 
 
 class Peers:
@@ -80,15 +93,15 @@ class Peers:
         share = Share(
             slot=workers.index(self.id) if self.id in workers else 0,
             workers=max(1, len(workers)),
-            senders=max(1, len(live)),
+            rate=_rate(self.id in workers, len(workers), len(live) - len(workers)),
         )
         if share != self.share:
             log.info(
-                "sharing with %d process(es): slot %d of %d worker(s), 1/%d of the rate",
+                "sharing with %d process(es): slot %d of %d worker(s), %.0f%% of the rate",
                 len(live),
                 share.slot,
                 share.workers,
-                share.senders,
+                100 * share.rate,
             )
             self.share = share
             self._on_share(share)

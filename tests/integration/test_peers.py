@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
+
 from bot.adapters.console import CONSOLE_CHAT
-from bot.delivery.peers import Peers, Share
+from bot.delivery.peers import Peers, Share, _rate
 from bot.domain import ChatKind
 from bot.scheduler import Jobs
 from storage.database import Database
@@ -22,20 +24,21 @@ async def test_live_processes_share_the_rate_and_split_the_chats(db: Database) -
 
     clock.advance(seconds=1)
     worker = Peers(db.uow, "worker", interval=5, clock=clock)
-    assert await worker.beat() == Share(slot=1, workers=2, senders=2)
+    assert await worker.beat() == Share(slot=1, workers=2, rate=0.5)
     assert not worker.ready()  # the first process still sends at the whole rate
     poller = Peers(db.uow, "poller", interval=5, clock=clock)
-    assert await poller.beat() == Share(slot=0, workers=2, senders=3)  # sends, delivers not
-    assert await first.beat() == Share(slot=0, workers=2, senders=3)
-    assert changes == [Share(0, 2, 3)]
+    # The poller only answers commands: a tenth of the rate; the workers split the rest.
+    assert await poller.beat() == Share(slot=0, workers=2, rate=0.1)
+    assert await first.beat() == Share(slot=0, workers=2, rate=0.45)
+    assert changes == [Share(0, 2, 0.45)]
 
     clock.advance(seconds=10)  # two intervals after the worker came
     assert worker.ready()
     await worker.leave()  # a clean stop: the others take over at their next beat
-    assert await first.beat() == Share(slot=0, workers=1, senders=2)
+    assert await first.beat() == Share(slot=0, workers=1, rate=0.9)
 
     clock.advance(seconds=6)  # the poller is silent for over three intervals: dead
-    assert await first.beat() == Share(0, 1, 1)
+    assert await first.beat() == Share(0, 1, 1.0)
     async with db.uow() as uow:
         assert [p.id for p in await uow.processes.live(START)] == [first.id]
 
@@ -83,3 +86,23 @@ async def test_a_newcomer_delivers_only_once_the_others_made_room(db: Database) 
     clock.advance(seconds=10)
     await jobs.deliver()
     assert drains.calls == 1
+
+
+@pytest.mark.parametrize(
+    ("delivering", "workers", "answering", "rate"),
+    [
+        (True, 1, 0, 1.0),  # one process doing everything
+        (True, 4, 0, 0.25),
+        (True, 1, 1, 0.9),  # the usual: a poller and a worker
+        (False, 1, 1, 0.1),
+        (False, 0, 2, 0.5),  # no workers: the answering ones split it all
+        (True, 1, 10, 0.5),  # many answering processes never take more than half
+        (False, 1, 10, 0.05),
+    ],
+)
+def test_rate_shares_never_add_up_to_more_than_the_whole(
+    delivering: bool, workers: int, answering: int, rate: float
+) -> None:
+    assert _rate(delivering, workers, answering) == pytest.approx(rate)
+    total = workers * _rate(True, workers, answering) + answering * _rate(False, workers, answering)
+    assert total == pytest.approx(1.0)

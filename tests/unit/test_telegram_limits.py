@@ -94,7 +94,7 @@ async def test_a_share_of_the_rate_keeps_several_processes_under_the_overall_lim
     time = VirtualTime()
     limiters = [TelegramRateLimiter(clock=time.clock, sleep=time.sleep) for _ in range(3)]
     for limiter in limiters:
-        limiter.share(3)
+        limiter.share(1 / 3)
     sent: dict[int, list[float]] = defaultdict(list)
     runs = [
         sends(limiter, time, list(range(100 * n, 100 * n + 40)), 3, sent)
