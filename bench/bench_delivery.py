@@ -1,8 +1,8 @@
 """Outbox delivery through the real Telegram messenger against the fake Bot API server.
 
-    .venv/bin/python bench/bench_delivery.py [--phase all|a|b]
+    .venv/bin/python bench/bench_delivery.py [--phase all|a|b|c]
         [--chats 60] [--per-chat 10] [--groups 10] [--per-group 22]
-        [--fast-chats 200] [--fast-per-chat 10] [--rounds 3] [--profile]
+        [--fast-chats 200] [--fast-per-chat 10] [--rounds 3] [--profile] [--workers 2]
 
 Alerts are queued on a fresh SQLite file (instant chats following one topic, new papers
 stored with `bot.ingest.store`), then a `Deliverer` drains them through a
@@ -26,13 +26,23 @@ sent. Also reported: messages/s delivered (wall time from the start of delivery 
 last message the fake accepted) and the fake's CPU per message. Each of `--rounds`
 rounds starts afresh; the figures are the rounds' medians, because this machine's speed
 drifts by a third from one minute to the next. Goal: <= 2 ms/message (>= 500
-messages/s per process). The last line is JSON.
+messages/s per process).
+
+Phase C (several processes): `--workers` `paperwatch run --role worker` processes on
+one fresh PostgreSQL database (`PAPERWATCH_TEST_POSTGRES_URL`, skipped when it cannot
+be reached) deliver A1's alerts under the same fake limits, sharing the overall rate
+and the chats (`bot.delivery.peers`). Reported as A1, plus messages sent twice (goal
+0). The workers and the fake share the machine's cores; this process stops keeping
+to one core first.
+
+The last line is JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import heapq
 import io
@@ -41,16 +51,22 @@ import json
 import logging
 import os
 import pstats
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter, deque
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import create_async_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -75,6 +91,10 @@ GOAL_RATIO = 0.95
 GOAL_MS = 2.0
 TOPIC = ("rl-for-llm-agents", "RL for LLM Agents")
 UNLIMITED = 1_000_000.0
+HEARTBEAT_S = 0.5  # phase C's workers beat this often, to find each other quickly
+PG_URL = os.environ.get(
+    "PAPERWATCH_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
 SAMPLE = ROOT / "tests" / "fixtures" / "papers_sample.jsonl"
 
 
@@ -266,27 +286,40 @@ async def phase_a(
         run = await deliver(
             fake.base_url, chat_ids, per_chat, unlimited=False, give_up_after=give_up_after
         )
-        sent = len(fake.sent)
-        seconds = max((s.time for s in fake.sent), default=run.started) - run.started
-        reasons = why_429(fake)
-        peaks = window_peaks(fake)
-        too_many = fake.too_many_requests
-        first_429 = min((r.time for r in fake.rejected if r.status == 429), default=None)
-        t0 = min((s.time for s in fake.sent), default=0.0)
+        return flood_figures(name, fake, chat_ids, per_chat, run.started, run.complete)
+
+
+def flood_figures(
+    name: str,
+    fake: FakeTelegram,
+    chat_ids: list[int],
+    per_chat: int,
+    started: float,
+    complete: bool,
+) -> dict[str, Any]:
+    """How close delivery that began at `started` came to the fake's ceiling."""
+    messages = len(chat_ids) * per_chat
+    sent = len(fake.sent)
+    seconds = max((s.time for s in fake.sent), default=started) - started
+    reasons = why_429(fake)
+    peaks = window_peaks(fake)
+    too_many = fake.too_many_requests
+    first_429 = min((r.time for r in fake.rejected if r.status == 429), default=None)
+    t0 = min((s.time for s in fake.sent), default=0.0)
     rate = sent / seconds if seconds else 0.0
     ideal = fastest_schedule(dict.fromkeys(chat_ids, per_chat))
     if all(c > 0 for c in chat_ids):
         ceiling = min(GLOBAL_PER_S, len(chat_ids) * CHAT_PER_S)
         basis = f"min({GLOBAL_PER_S:g}/s, {len(chat_ids)} chats x {CHAT_PER_S:g}/s)"
     else:
-        ceiling = run.messages / ideal
-        basis = f"{run.messages} messages in the fastest schedule, {ideal:.1f} s"
+        ceiling = messages / ideal
+        basis = f"{messages} messages in the fastest schedule, {ideal:.1f} s"
     return {
         "phase": name,
         "chats": len(chat_ids),
-        "messages": run.messages,
+        "messages": messages,
         "sent": sent,
-        "complete": run.complete,
+        "complete": complete,
         "seconds": round(seconds, 2),
         "rate": round(rate, 2),
         "ceiling": round(ceiling, 2),
@@ -471,6 +504,100 @@ def print_profile(profile: cProfile.Profile, limit: int = 25) -> None:
             print(f"    {line}")
 
 
+# --- phase C: several processes ------------------------------------------------------
+
+
+async def _admin(statement: str) -> None:
+    engine = create_async_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text(statement))
+    finally:
+        await engine.dispose()
+
+
+async def registered(url: str) -> int:
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return int((await conn.execute(text("SELECT count(*) FROM processes"))).scalar_one())
+    finally:
+        await engine.dispose()
+
+
+def start_worker(url: str, base_url: str) -> subprocess.Popen[bytes]:
+    """`paperwatch run --role worker` with the default flood limits."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "TELEGRAM_"))}
+    env |= {
+        "PAPERWATCH_DATABASE_URL": url,
+        "PAPERWATCH_LOG_LEVEL": "ERROR",
+        "PAPERWATCH_DELIVER_INTERVAL": "0.2",
+        "PAPERWATCH_HEARTBEAT_INTERVAL": str(HEARTBEAT_S),
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_API_BASE_URL": base_url,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", "run", "--role", "worker"],
+        cwd=ROOT,
+        env=env,
+    )
+
+
+async def phase_c(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Worker processes on one PostgreSQL database share alerts under the fake's limits."""
+    if args.all_cores:  # the fake shares the machine with the workers and the database
+        os.sched_setaffinity(0, args.all_cores)
+    name = f"pw_bench_{uuid.uuid4().hex[:10]}"
+    try:
+        await _admin(f'CREATE DATABASE "{name}"')
+    except (OSError, SQLAlchemyError) as exc:
+        print(f"phase C skipped: PostgreSQL at {PG_URL} is not reachable ({exc})")
+        return None
+    url = PG_URL.rsplit("/", 1)[0] + f"/{name}"
+    chat_ids = [3000 + n for n in range(args.chats)]
+    try:
+        db = Database(url)
+        await db.upgrade()
+        await db.dispose()
+        with serve_fake_telegram() as fake:
+            fake.rate_limit(per_chat_per_second=CHAT_PER_S, global_per_second=GLOBAL_PER_S)
+            workers = [start_worker(url, fake.base_url) for _ in range(args.workers)]
+            try:
+                deadline = time.monotonic() + 60
+                while await registered(url) < args.workers:
+                    if time.monotonic() > deadline:
+                        raise SystemExit("phase C: the workers did not start")
+                    await asyncio.sleep(0.2)
+                await asyncio.sleep(3 * HEARTBEAT_S)  # each has seen the others
+                await queue_alerts(url, chat_ids, args.per_chat, load_catalog())
+                started = time.monotonic()
+                total = len(chat_ids) * args.per_chat
+                with contextlib.suppress(TimeoutError):  # reported as incomplete
+                    await fake.async_wait_until(
+                        lambda f: len(f.sent) >= total, seconds=args.give_up_after
+                    )
+                await asyncio.sleep(1.0)  # anything extra (a repeat) would show up now
+                figures = flood_figures(
+                    f"C ({args.workers} workers)",
+                    fake,
+                    chat_ids,
+                    args.per_chat,
+                    started,
+                    len(fake.sent) >= total,
+                )
+                figures["workers"] = args.workers
+                distinct = {(m.chat_id, m.text) for m in fake.sent}
+                figures["duplicates"] = len(fake.sent) - len(distinct)
+            finally:
+                for worker in workers:
+                    worker.send_signal(signal.SIGTERM)
+                for worker in workers:
+                    worker.wait(timeout=30)
+    finally:
+        await _admin(f'DROP DATABASE "{name}" WITH (FORCE)')
+    return figures
+
+
 # --- main ----------------------------------------------------------------------------
 
 
@@ -490,14 +617,19 @@ async def run_phases(args: argparse.Namespace) -> dict[str, Any]:
         report_b(results["b"])
         if profile is not None:
             print_profile(profile)
+    if args.phase in ("all", "c") and (figures := await phase_c(args)) is not None:
+        results["c"] = figures
+        report_a(figures)
+        print(f"  messages sent twice:  {figures['duplicates']} (goal 0)")
     return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--phase", choices=("all", "a", "b"), default="all")
-    parser.add_argument("--chats", type=int, default=60, help="A1: private chats")
-    parser.add_argument("--per-chat", type=int, default=10, help="A1: alerts per chat")
+    parser.add_argument("--phase", choices=("all", "a", "b", "c"), default="all")
+    parser.add_argument("--chats", type=int, default=60, help="A1 and C: private chats")
+    parser.add_argument("--per-chat", type=int, default=10, help="A1 and C: alerts per chat")
+    parser.add_argument("--workers", type=int, default=2, help="C: worker processes")
     parser.add_argument("--groups", type=int, default=10, help="A2: group chats (0 = skip)")
     parser.add_argument("--per-group", type=int, default=22, help="A2: alerts per group")
     parser.add_argument("--fast-chats", type=int, default=200, help="B: private chats")
@@ -516,6 +648,7 @@ def main() -> None:
     if args.role == "fake":
         fake_server(args.cores)
         return
+    args.all_cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     bot_cores, args.fake_cores = split_cores()
     if bot_cores:
         os.sched_setaffinity(0, bot_cores)

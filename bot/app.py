@@ -122,7 +122,13 @@ async def run_bot(
         if telegram is not None:
             telegram.limiter.share(share.rate)
 
-    peers = Peers(db.uow, role, interval=settings.heartbeat_interval, on_share=take)
+    peers = Peers(
+        db.uow,
+        role,
+        interval=settings.heartbeat_interval,
+        overall=settings.telegram_messages_per_second,
+        on_share=take,
+    )
     scheduler = build_scheduler(
         Jobs(db, poller, deliverer, catalog, peers=peers),
         role=role,

@@ -72,7 +72,6 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._rate = messages_per_second
-        self._gap = MARGIN / messages_per_second
         self._chat_gap = CHAT_MARGIN / chat_messages_per_second
         self._group_size = max(1, int(group_messages_per_minute))
         self._group_window = 60.0 * MARGIN * self._group_size / group_messages_per_minute
@@ -81,19 +80,26 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
         self._sleep = sleep
         self._next_slot = 0.0
         self._slot_lock = asyncio.Lock()
-        self._recent: deque[float] = deque(maxlen=max(1, int(messages_per_second)))
-        self._window = MARGIN
+        self._recent: deque[float] = deque()
+        self._overall(messages_per_second)
         self._in_flight = asyncio.Semaphore(max_in_flight)
         self._chat_locks: dict[str, asyncio.Lock] = {}
         self._chat_next: dict[str, float] = {}
         self._group_sent: dict[str, deque[float]] = {}
 
-    def share(self, fraction: float) -> None:
-        """Keep to `fraction` of the overall rate: other processes send for this bot too.
-        Per-chat and per-group limits stay whole: each chat is sent to by one process."""
-        rate = self._rate * min(1.0, max(fraction, 1e-3))
+    def share(self, rate: float) -> None:
+        """Keep to `rate` of the overall messages a second: other processes send for this
+        bot too. Per-chat and per-group limits stay whole: each chat is sent to by one
+        process."""
+        self._overall(min(self._rate, max(rate, 1e-3)))
+
+    def _overall(self, rate: float) -> None:
+        """Space sends 1/rate (x margin) apart, and keep any `size` of them at least
+        size/rate (x margin) apart, `size` the whole number of sends in a second."""
+        size = max(1, int(rate))
         self._gap = MARGIN / rate
-        self._recent = deque(self._recent, maxlen=max(1, int(rate)))
+        self._window = MARGIN * size / rate
+        self._recent = deque(self._recent, maxlen=size)
 
     async def initialize(self) -> None:
         """Nothing to set up."""

@@ -4,10 +4,13 @@ Each `paperwatch run` process registers in the `processes` table and beats every
 `interval` seconds; one not seen for three intervals is taken for dead and forgotten.
 From the live ones each process works out its `Share`:
 
-- `rate`: its fraction of the bot's overall rate, which Telegram counts (~30 messages
-  a second) whichever process sends. Processes that only answer commands (role
-  poller) keep a tenth each (`REPLIES`, 3 messages/s: replies are few); the
-  delivering ones split the rest evenly.
+- `rate`: its part of the bot's overall rate (`overall`, 30 messages a second), which
+  Telegram counts whichever process sends. Processes that only answer commands (role
+  poller) keep a tenth of it between them (`REPLIES`: replies are few); the
+  delivering ones split the rest. Parts are whole messages a second where they can
+  be (30 among 4 is 8, 8, 7 and 7, not 7.5 each): each limiter keeps any second to
+  its rate's whole number of sends, so the parts' whole numbers must add up to at
+  most the overall rate.
 - `slot` of `workers` (the processes that deliver, roles all and worker, oldest
   first): a worker claims only the outbox rows of chats whose id is `slot` modulo
   `workers`, so all of a chat's messages leave through one process's limiter and the
@@ -23,6 +26,7 @@ for a moment: a 429 then costs a wait (`retry_after`), never a message.
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,29 +38,39 @@ log = logging.getLogger(__name__)
 
 DELIVERING = ("all", "worker")
 SILENT_BEATS = 3  # a process not seen for this many intervals is taken for dead
-REPLIES = 0.1  # the fraction of the overall rate kept by a process that only answers
+REPLIES = 0.1  # the part of the overall rate kept by each process that only answers
 
 
 @dataclass(frozen=True, slots=True)
 class Share:
     slot: int = 0
     workers: int = 1
-    rate: float = 1.0
+    rate: float = 30.0  # messages a second this process may send
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _rate(delivering: bool, workers: int, answering: int) -> float:
-    """The fraction of the overall rate for a process among `workers` delivering ones
-    and `answering` ones that only answer commands."""
-    if not workers:
-        return 1.0 / max(1, answering)
-    if not answering:
-        return 1.0 / workers
-    replies = min(REPLIES, 0.5 / answering)
-    return (1.0 - replies * answering) / workers if delivering else replies
+def allot(total: float, parts: int, index: int) -> float:
+    """Part `index` of `total` split `parts` ways in whole numbers (the first ones get
+    the spare units); an even split when there is less than one each."""
+    base = math.floor(total / parts + 1e-9)
+    if base < 1:
+        return total / parts
+    spare = math.floor(total - base * parts + 1e-9)
+    return float(base + (1 if index < spare else 0))
+
+
+def _rate(overall: float, workers: int, answering: int, delivering: bool, index: int) -> float:
+    """The rate of process `index` among `workers` delivering ones (`delivering`) or
+    among `answering` ones that only answer commands."""
+    if not workers or not answering:
+        return allot(overall, max(1, workers or answering), index)
+    replies = max(1.0, math.floor(overall * min(REPLIES * answering, 0.5)))
+    if delivering:
+        return allot(overall - replies, workers, index)
+    return allot(replies, answering, index)
 
 
 class Peers:
@@ -66,12 +80,14 @@ class Peers:
         role: str,
         *,
         interval: float = 5.0,
+        overall: float = 30.0,
         on_share: Callable[[Share], None] = lambda share: None,
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         self.id = uuid.uuid4().hex
         self.role = role
-        self.share = Share()
+        self.share = Share(rate=overall)
+        self._overall = overall
         self._uow = uow_factory
         self._interval = timedelta(seconds=interval)
         self._on_share = on_share
@@ -90,18 +106,21 @@ class Peers:
             alone = [p.id for p in live] == [self.id]
             self._ready_at = now if alone else now + 2 * self._interval
         workers = [p.id for p in live if p.role in DELIVERING]
+        answering = [p.id for p in live if p.role not in DELIVERING]
+        delivering = self.id in workers
+        index = (workers if delivering else answering).index(self.id)
         share = Share(
-            slot=workers.index(self.id) if self.id in workers else 0,
+            slot=index if delivering else 0,
             workers=max(1, len(workers)),
-            rate=_rate(self.id in workers, len(workers), len(live) - len(workers)),
+            rate=_rate(self._overall, len(workers), len(answering), delivering, index),
         )
         if share != self.share:
             log.info(
-                "sharing with %d process(es): slot %d of %d worker(s), %.0f%% of the rate",
+                "sharing with %d process(es): slot %d of %d worker(s), %g messages/s",
                 len(live),
                 share.slot,
                 share.workers,
-                100 * share.rate,
+                share.rate,
             )
             self.share = share
             self._on_share(share)

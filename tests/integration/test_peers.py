@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from bot.adapters.console import CONSOLE_CHAT
-from bot.delivery.peers import Peers, Share, _rate
+from bot.delivery.peers import Peers, Share, _rate, allot
 from bot.domain import ChatKind
 from bot.scheduler import Jobs
 from storage.database import Database
@@ -19,26 +19,27 @@ async def test_live_processes_share_the_rate_and_split_the_chats(db: Database) -
     clock = Clock(START)
     changes: list[Share] = []
     first = Peers(db.uow, "all", interval=5, clock=clock, on_share=changes.append)
-    assert await first.beat() == Share(0, 1, 1)
+    assert await first.beat() == Share(slot=0, workers=1, rate=30)
     assert first.ready()  # alone: nobody has to make room
 
     clock.advance(seconds=1)
     worker = Peers(db.uow, "worker", interval=5, clock=clock)
-    assert await worker.beat() == Share(slot=1, workers=2, rate=0.5)
+    assert await worker.beat() == Share(slot=1, workers=2, rate=15)
     assert not worker.ready()  # the first process still sends at the whole rate
     poller = Peers(db.uow, "poller", interval=5, clock=clock)
-    # The poller only answers commands: a tenth of the rate; the workers split the rest.
-    assert await poller.beat() == Share(slot=0, workers=2, rate=0.1)
-    assert await first.beat() == Share(slot=0, workers=2, rate=0.45)
-    assert changes == [Share(0, 2, 0.45)]
+    # The poller only answers commands: a tenth of the rate; the workers split the rest
+    # in whole messages a second (14 + 13).
+    assert await poller.beat() == Share(slot=0, workers=2, rate=3)
+    assert await first.beat() == Share(slot=0, workers=2, rate=14)
+    assert changes == [Share(slot=0, workers=2, rate=14)]
 
     clock.advance(seconds=10)  # two intervals after the worker came
     assert worker.ready()
     await worker.leave()  # a clean stop: the others take over at their next beat
-    assert await first.beat() == Share(slot=0, workers=1, rate=0.9)
+    assert await first.beat() == Share(slot=0, workers=1, rate=27)
 
     clock.advance(seconds=6)  # the poller is silent for over three intervals: dead
-    assert await first.beat() == Share(0, 1, 1.0)
+    assert await first.beat() == Share(slot=0, workers=1, rate=30)
     async with db.uow() as uow:
         assert [p.id for p in await uow.processes.live(START)] == [first.id]
 
@@ -88,21 +89,21 @@ async def test_a_newcomer_delivers_only_once_the_others_made_room(db: Database) 
     assert drains.calls == 1
 
 
-@pytest.mark.parametrize(
-    ("delivering", "workers", "answering", "rate"),
-    [
-        (True, 1, 0, 1.0),  # one process doing everything
-        (True, 4, 0, 0.25),
-        (True, 1, 1, 0.9),  # the usual: a poller and a worker
-        (False, 1, 1, 0.1),
-        (False, 0, 2, 0.5),  # no workers: the answering ones split it all
-        (True, 1, 10, 0.5),  # many answering processes never take more than half
-        (False, 1, 10, 0.05),
-    ],
-)
-def test_rate_shares_never_add_up_to_more_than_the_whole(
-    delivering: bool, workers: int, answering: int, rate: float
-) -> None:
-    assert _rate(delivering, workers, answering) == pytest.approx(rate)
-    total = workers * _rate(True, workers, answering) + answering * _rate(False, workers, answering)
-    assert total == pytest.approx(1.0)
+@pytest.mark.parametrize("answering", range(4))
+@pytest.mark.parametrize("workers", range(9))
+def test_parts_are_whole_and_add_up_to_the_overall_rate(workers: int, answering: int) -> None:
+    if not workers and not answering:
+        return
+    parts = [_rate(30.0, workers, answering, True, i) for i in range(workers)]
+    parts += [_rate(30.0, workers, answering, False, i) for i in range(answering)]
+    assert all(part == int(part) and part >= 1 for part in parts), parts
+    assert sum(parts) == 30  # each limiter keeps any second to its whole number
+    if workers:
+        assert max(parts[:workers]) - min(parts[:workers]) <= 1  # an even split
+    if workers and answering:
+        assert sum(parts[workers:]) <= 15  # replies never take more than half
+
+
+def test_less_than_one_a_second_each_is_split_evenly() -> None:
+    assert allot(2.0, 4, 3) == 0.5
+    assert allot(30.0, 4, 0) == 8.0 and allot(30.0, 4, 3) == 7.0

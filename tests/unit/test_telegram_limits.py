@@ -94,7 +94,7 @@ async def test_a_share_of_the_rate_keeps_several_processes_under_the_overall_lim
     time = VirtualTime()
     limiters = [TelegramRateLimiter(clock=time.clock, sleep=time.sleep) for _ in range(3)]
     for limiter in limiters:
-        limiter.share(1 / 3)
+        limiter.share(10)  # a third of 30 messages/s
     sent: dict[int, list[float]] = defaultdict(list)
     runs = [
         sends(limiter, time, list(range(100 * n, 100 * n + 40)), 3, sent)
@@ -105,10 +105,20 @@ async def test_a_share_of_the_rate_keeps_several_processes_under_the_overall_lim
     assert len(every) == 360
     assert windows_ok(every, 30, 1.0)  # at most 30 in any second, all three together
     assert max(every) < 360 / 30 * 1.1  # and each keeps close to its third of the rate
-    limiters[0].share(1)  # the others stopped: the whole rate again
+    limiters[0].share(30)  # the others stopped: the whole rate again
     alone = await send_all(limiters[0], time, list(range(1000, 1060)), 1)
     times = sorted(t for each in alone.values() for t in each)
     assert times[-1] - times[0] < 60 / 30 * 1.1
+
+
+async def test_a_share_that_is_not_a_whole_number_a_second_is_kept_in_full() -> None:
+    time = VirtualTime()
+    limiter = TelegramRateLimiter(clock=time.clock, sleep=time.sleep)
+    limiter.share(7.5)
+    sent = await send_all(limiter, time, list(range(1, 61)), 1)
+    every = sorted(t for times in sent.values() for t in times)
+    assert all(b - a >= 1 / 7.5 for a, b in itertools.pairwise(every))
+    assert every[-1] < 59 / 7.5 * 1.05  # not 7 a second
 
 
 async def test_groups_keep_twenty_a_minute() -> None:
