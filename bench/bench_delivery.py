@@ -57,7 +57,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections import Counter, deque
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -82,6 +81,7 @@ from handlers.base import Context  # noqa: E402
 from handlers.commands import REGISTRY  # noqa: E402
 from storage.database import Database  # noqa: E402
 from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram  # noqa: E402
+from tests.postgres import PG_URL, create_database, drop_database  # noqa: E402
 
 TOKEN = "123456:BENCH-token"
 GLOBAL_PER_S = 30.0
@@ -92,9 +92,6 @@ GOAL_MS = 2.0
 TOPIC = ("rl-for-llm-agents", "RL for LLM Agents")
 UNLIMITED = 1_000_000.0
 HEARTBEAT_S = 0.5  # phase C's workers beat this often, to find each other quickly
-PG_URL = os.environ.get(
-    "PAPERWATCH_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
 SAMPLE = ROOT / "tests" / "fixtures" / "papers_sample.jsonl"
 
 
@@ -507,15 +504,6 @@ def print_profile(profile: cProfile.Profile, limit: int = 25) -> None:
 # --- phase C: several processes ------------------------------------------------------
 
 
-async def _admin(statement: str) -> None:
-    engine = create_async_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(text(statement))
-    finally:
-        await engine.dispose()
-
-
 async def registered(url: str) -> int:
     engine = create_async_engine(url)
     try:
@@ -547,13 +535,11 @@ async def phase_c(args: argparse.Namespace) -> dict[str, Any] | None:
     """Worker processes on one PostgreSQL database share alerts under the fake's limits."""
     if args.all_cores:  # the fake shares the machine with the workers and the database
         os.sched_setaffinity(0, args.all_cores)
-    name = f"pw_bench_{uuid.uuid4().hex[:10]}"
     try:
-        await _admin(f'CREATE DATABASE "{name}"')
+        url = await create_database("pw_delivery")
     except (OSError, SQLAlchemyError) as exc:
         print(f"phase C skipped: PostgreSQL at {PG_URL} is not reachable ({exc})")
         return None
-    url = PG_URL.rsplit("/", 1)[0] + f"/{name}"
     chat_ids = [3000 + n for n in range(args.chats)]
     try:
         db = Database(url)
@@ -594,7 +580,7 @@ async def phase_c(args: argparse.Namespace) -> dict[str, Any] | None:
                 for worker in workers:
                     worker.wait(timeout=30)
     finally:
-        await _admin(f'DROP DATABASE "{name}" WITH (FORCE)')
+        await drop_database(url)
     return figures
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import resource
 import sqlite3
@@ -38,7 +37,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
 from itertools import accumulate
@@ -51,15 +49,13 @@ sys.path.insert(0, str(ROOT))
 import asyncpg  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 from sqlalchemy.exc import DBAPIError  # noqa: E402
-from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine  # noqa: E402
+from sqlalchemy.ext.asyncio import AsyncSession  # noqa: E402
 
 from bot.delivery.worker import Deliverer  # noqa: E402
 from bot.topics.catalog import load_catalog  # noqa: E402
 from storage.database import Database  # noqa: E402
+from tests.postgres import create_database, drop_database  # noqa: E402
 
-PG_URL = os.environ.get(
-    "PAPERWATCH_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
 GOALS_S = {"sqlite": 30.0, "postgres": 15.0}
 GOAL_RSS_MB = 300.0
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -448,31 +444,20 @@ def shape_args(shape: Shape) -> list[str]:
     return [f"--{name.replace('_', '-')}={value}" for name, value in asdict(shape).items()]
 
 
-async def _admin(statement: str) -> None:
-    engine = create_async_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(text(statement))
-    finally:
-        await engine.dispose()
-
-
 def run_backend(backend: str, shape: Shape, explain: bool, cap: float) -> dict[str, Any]:
     """This process measures; a child process builds the database first."""
     with tempfile.TemporaryDirectory(prefix="pw-fanout-") as folder:
         if backend == "sqlite":
-            url, name = f"sqlite+aiosqlite:///{folder}/fanout.db", ""
+            url = f"sqlite+aiosqlite:///{folder}/fanout.db"
         else:
-            name = f"pw_fanout_{uuid.uuid4().hex[:10]}"
-            asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-            url = PG_URL.rsplit("/", 1)[0] + f"/{name}"
+            url = asyncio.run(create_database("pw_fanout"))
         try:
             command = [sys.executable, __file__, f"--backend={backend}", "--role=setup"]
             subprocess.run([*command, f"--url={url}", *shape_args(shape)], check=True)
             figures = asyncio.run(measure(backend, url, shape, explain, cap))
         finally:
-            if name:
-                asyncio.run(_admin(f'DROP DATABASE "{name}" WITH (FORCE)'))
+            if backend != "sqlite":
+                asyncio.run(drop_database(url))
     return figures
 
 

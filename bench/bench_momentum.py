@@ -36,8 +36,8 @@ from bot.topics.catalog import load_catalog  # noqa: E402
 from bot.topics.momentum import is_spike  # noqa: E402
 from storage.database import Database  # noqa: E402
 from storage.momentum import MomentumRepository  # noqa: E402
+from tests.postgres import PG_URL  # noqa: E402
 
-PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 AS_OF = date(2026, 11, 27)  # a Friday
 WEEKS = 30
 GOALS = {"postgresql": 2.0, "sqlite": 5.0}

@@ -21,11 +21,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from storage.database import Database
+from tests.postgres import PG_URL
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PG_URL = os.environ.get(
-    "PAPERWATCH_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
 REQUIRE_PG = os.environ.get("CI", "").lower() == "true" or os.environ.get(
     "PAPERWATCH_REQUIRE_POSTGRES"
 ) in ("1", "true")

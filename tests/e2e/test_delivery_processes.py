@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
@@ -24,8 +23,9 @@ from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
 from bot.ingest import store
 from bot.topics.catalog import load_catalog
 from storage.database import Database
-from tests.conftest import PG_URL, require_postgres
+from tests.conftest import require_postgres
 from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
+from tests.postgres import create_database, drop_database
 
 TOKEN = "123456:TEST-token"
 
@@ -137,19 +137,11 @@ def test_a_worker_killed_mid_delivery_loses_nothing(tmp_path: Path) -> None:
 @pytest.fixture
 def postgres_database() -> Iterator[str]:
     require_postgres()
-    name = f"pw_workers_{uuid.uuid4().hex[:10]}"
-
-    async def admin(statement: str) -> None:
-        engine = create_async_engine(PG_URL, isolation_level="AUTOCOMMIT")
-        async with engine.connect() as conn:
-            await conn.execute(text(statement))
-        await engine.dispose()
-
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    url = asyncio.run(create_database("pw_workers"))
     try:
-        yield PG_URL.rsplit("/", 1)[0] + f"/{name}"
+        yield url
     finally:
-        asyncio.run(admin(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        asyncio.run(drop_database(url))
 
 
 @pytest.mark.postgres
