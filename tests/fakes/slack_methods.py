@@ -12,10 +12,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.fakes.slack_blocks import check_message, check_view
 from tests.fakes.slack_wire import DEFAULT_TEAM_DOMAIN, Reply
+
+if TYPE_CHECKING:
+    from tests.fakes.slack_socket import FakeSocketMode
 
 RESPONSE_URL_USES = 5  # Slack accepts up to five posts to one response_url
 _CHANNEL = re.compile(r"[CGD][A-Z0-9]{2,}|#?[a-z0-9][a-z0-9_-]{0,79}")
@@ -115,6 +118,7 @@ class WebApiMethods:
     _posted: list[Posted]
     _views: list[PublishedView]
     _responses: list[ResponsePost]
+    socket: FakeSocketMode
 
     # ----- helpers ---------------------------------------------------------------------------
     def new_ts(self) -> str:
@@ -348,6 +352,10 @@ class WebApiMethods:
         self._responses.append(ResponsePost(response_id, params, time.monotonic()))
         return Reply(200, "ok")
 
+    def apps_connections_open(self, params: dict) -> dict:
+        """Socket Mode: a WebSocket URL for one connection (the token is the app's)."""
+        return {"url": self.socket.issue_url()}
+
 
 Handler = Callable[[WebApiMethods, dict], dict]
 METHODS: dict[str, Handler] = {
@@ -360,4 +368,6 @@ METHODS: dict[str, Handler] = {
     "users.info": WebApiMethods.users_info,
     "files.getUploadURLExternal": WebApiMethods.files_get_upload_url_external,
     "files.completeUploadExternal": WebApiMethods.files_complete_upload_external,
+    "apps.connections.open": WebApiMethods.apps_connections_open,
 }
+APP_TOKEN_METHODS = frozenset({"apps.connections.open"})  # app-level tokens only

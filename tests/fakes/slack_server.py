@@ -14,6 +14,10 @@ call. It also serves `response_url` POSTs (`/response/<id>`) and file upload URL
 (`/upload/<file_id>`). Requests the app's own endpoint receives from Slack (signed slash
 commands, block actions, events) are built by `slack_wire`, re-exported here. The test
 side is thread-safe, so it serves sync and async tests alike.
+
+Socket Mode: `apps.connections.open` takes only the app-level token (`app_token`) and
+answers a WebSocket URL of `socket`, a `FakeSocketMode` (`slack_socket`) started on first
+use, through which the test sends slash commands, button presses and events.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.fakes.slack_methods import (
+    APP_TOKEN_METHODS,
     METHODS,
     Posted,
     PublishedView,
@@ -39,7 +44,10 @@ from tests.fakes.slack_methods import (
     UploadedFile,
     WebApiMethods,
 )
+from tests.fakes.slack_socket import Ack, Connection, FakeSocketMode
 from tests.fakes.slack_wire import (
+    DEFAULT_APP_ID,
+    DEFAULT_APP_TOKEN,
     DEFAULT_BOT_ID,
     DEFAULT_BOT_TOKEN,
     DEFAULT_BOT_USER_ID,
@@ -54,7 +62,10 @@ from tests.fakes.slack_wire import (
 )
 
 __all__ = [
+    "Ack",
+    "Connection",
     "FakeSlack",
+    "FakeSocketMode",
     "Posted",
     "PublishedView",
     "Rejected",
@@ -109,14 +120,18 @@ class FakeSlack(WebApiMethods):
         bot_user_id: str = DEFAULT_BOT_USER_ID,
         bot_id: str = DEFAULT_BOT_ID,
         strict_mrkdwn: bool = True,
+        app_token: str = DEFAULT_APP_TOKEN,
+        app_id: str = DEFAULT_APP_ID,
     ) -> None:
         self.bot_token, self.team_id = bot_token, team_id
+        self.app_token, self.app_id = app_token, app_id
         self.bot_user_id, self.bot_id = bot_user_id, bot_id
         self.strict_mrkdwn = strict_mrkdwn
         self.require_known_channels = False  # True: only add_channel() channels exist
         self.url = ""
         self._cond = threading.Condition()
         self._server: SlackWireServer | None = None
+        self._socket: FakeSocketMode | None = None
         self._ids = itertools.count(1)
         self._channels: dict[str, dict] = {}
         self._users: dict[str, dict] = {}
@@ -150,10 +165,22 @@ class FakeSlack(WebApiMethods):
         return self
 
     def stop(self) -> None:
-        """Close the server."""
+        """Close the server (and the Socket Mode endpoint, if it was started)."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+        with self._cond:
+            socket, self._socket = self._socket, None
+        if socket is not None:
+            socket.stop()
+
+    @property
+    def socket(self) -> FakeSocketMode:
+        """The Socket Mode endpoint (started on first use, stopped with the fake)."""
+        with self._cond:
+            if self._socket is None:
+                self._socket = FakeSocketMode(app_id=self.app_id).start()
+            return self._socket
 
     def __enter__(self) -> FakeSlack:
         return self.start()
@@ -321,7 +348,11 @@ class FakeSlack(WebApiMethods):
                     raise SlackError("unknown_method", status=404)
                 if token is None:
                     raise SlackError("not_authed")
-                if token != self.bot_token:
+                if name in APP_TOKEN_METHODS:
+                    if token != self.app_token:  # Slack: only app-level tokens (xapp-) here
+                        bot = token == self.bot_token
+                        raise SlackError("not_allowed_token_type" if bot else "invalid_auth")
+                elif token != self.bot_token:
                     raise SlackError("invalid_auth")
                 self._apply_faults(name, params)
                 self._apply_rate_limit(name, params)

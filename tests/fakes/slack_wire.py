@@ -9,7 +9,9 @@ text, decoded here. The token comes as `Authorization: Bearer xoxb-...` (or a `t
 
 Outbound (Slack -> the app's endpoint): `slash_command_body`, `block_action_body` and
 `event_body` build the bodies Slack posts, and `signed_request_headers` signs them
-(`X-Slack-Signature: v0=hex(HMAC-SHA256(secret, "v0:{ts}:{body}"))`).
+(`X-Slack-Signature: v0=hex(HMAC-SHA256(secret, "v0:{ts}:{body}"))`). In Socket Mode the
+same content travels as envelope payloads (`slash_command_fields`, `block_action_payload`,
+`event_callback`; see `slack_socket`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from tests.fakes.wire import read_body
 
 DEFAULT_BOT_TOKEN = "xoxb-0000000000-paperwatch-fake"
+DEFAULT_APP_TOKEN = "xapp-1-A0PAPERW1-0000000000-paperwatch-fake"  # Socket Mode
 DEFAULT_TEAM_ID = "T0PAPERW1"
 DEFAULT_TEAM_DOMAIN = "paperwatch-test"
 DEFAULT_BOT_USER_ID = "U0PWBOT01"
@@ -153,7 +156,7 @@ def _trigger_id() -> str:
     return f"{int(time.time())}.{DEFAULT_TEAM_ID}.fake{time.monotonic_ns() % 10**9}"
 
 
-def slash_command_body(
+def slash_command_fields(
     command: str = "/paperwatch",
     text: str = "",
     user_id: str = DEFAULT_USER_ID,
@@ -164,9 +167,10 @@ def slash_command_body(
     user_name: str = "alice",
     channel_name: str = "papers",
     api_app_id: str = DEFAULT_APP_ID,
-) -> bytes:
-    """A slash command invocation, form-encoded with Slack's fields and order."""
-    fields = {
+) -> dict[str, str]:
+    """A slash command invocation: Slack's fields, in its order, every value a string (the
+    HTTP form, and the `payload` of a Socket Mode `slash_commands` envelope)."""
+    return {
         "token": VERIFICATION_TOKEN,
         "team_id": team_id,
         "team_domain": DEFAULT_TEAM_DOMAIN,
@@ -181,10 +185,14 @@ def slash_command_body(
         "response_url": response_url,
         "trigger_id": _trigger_id(),
     }
-    return urlencode(fields).encode()
 
 
-def block_action_body(
+def slash_command_body(*args: Any, **kwargs: Any) -> bytes:
+    """A slash command invocation, form-encoded (arguments: `slash_command_fields`)."""
+    return urlencode(slash_command_fields(*args, **kwargs)).encode()
+
+
+def block_action_payload(
     action_id: str,
     value: str | None = None,
     user_id: str = DEFAULT_USER_ID,
@@ -198,9 +206,9 @@ def block_action_body(
     view: dict | None = None,
     button_text: str = "Button",
     api_app_id: str = DEFAULT_APP_ID,
-) -> bytes:
-    """A button press (block_actions), form-encoded as `payload=<JSON>` like Slack. With
-    channel_id=None the button is on the Home tab (`view`), else on a message."""
+) -> dict[str, Any]:
+    """A button press: the `block_actions` payload. With channel_id=None the button is on the
+    Home tab (`view`), else on a message."""
     action: dict[str, Any] = {
         "action_id": action_id,
         "block_id": block_id,
@@ -238,7 +246,13 @@ def block_action_body(
             "message": message or default | {"ts": message_ts, "text": "", "blocks": []},
             "response_url": response_url,
         }
-    return urlencode({"payload": json.dumps(payload)}).encode()
+    return payload
+
+
+def block_action_body(*args: Any, **kwargs: Any) -> bytes:
+    """A button press, form-encoded as `payload=<JSON>` like Slack (arguments:
+    `block_action_payload`)."""
+    return urlencode({"payload": json.dumps(block_action_payload(*args, **kwargs))}).encode()
 
 
 def app_home_opened_event(user_id: str = DEFAULT_USER_ID, *, tab: str = "home") -> dict:
@@ -252,24 +266,23 @@ def app_home_opened_event(user_id: str = DEFAULT_USER_ID, *, tab: str = "home") 
     }
 
 
-def event_body(
+def event_callback(
     event: dict,
     team_id: str = DEFAULT_TEAM_ID,
     event_id: str | None = None,
     *,
     api_app_id: str = DEFAULT_APP_ID,
     bot_user_id: str = DEFAULT_BOT_USER_ID,
-) -> bytes:
-    """An Events API `event_callback` envelope around `event`, as JSON."""
-    now = int(time.time())
-    envelope = {
+) -> dict[str, Any]:
+    """An Events API `event_callback` envelope around `event`."""
+    return {
         "token": VERIFICATION_TOKEN,
         "team_id": team_id,
         "api_app_id": api_app_id,
         "event": event,
         "type": "event_callback",
         "event_id": event_id or f"Ev{time.monotonic_ns() % 10**12:012d}",
-        "event_time": now,
+        "event_time": int(time.time()),
         "authorizations": [
             {
                 "enterprise_id": None,
@@ -281,4 +294,8 @@ def event_body(
         ],
         "is_ext_shared_channel": False,
     }
-    return json.dumps(envelope).encode()
+
+
+def event_body(*args: Any, **kwargs: Any) -> bytes:
+    """An Events API `event_callback` envelope as JSON (arguments: `event_callback`)."""
+    return json.dumps(event_callback(*args, **kwargs)).encode()

@@ -6,6 +6,7 @@ are skipped with that reason, and the same behaviour is covered through the sync
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import threading
@@ -587,3 +588,84 @@ def test_slack_bolt_app_handles_a_signed_slash_command(slack: FakeSlack) -> None
     assert slack.calls == ["auth.test", "chat.postMessage"]  # App() checks its token first
     forged = headers | {"X-Slack-Signature": "v0=" + "0" * 64}
     assert app.dispatch(BoltRequest(body=body.decode(), headers=forged)).status == 401
+
+
+# ----- Socket Mode ---------------------------------------------------------------------------
+def test_apps_connections_open_takes_only_the_app_token(slack: FakeSlack) -> None:
+    for token, error in (
+        (slack.bot_token, "not_allowed_token_type"),
+        ("xapp-1-A0OTHER-0-wrong", "invalid_auth"),
+    ):
+        with pytest.raises(SlackApiError) as refused:
+            WebClient(base_url=slack.api_url).apps_connections_open(app_token=token)
+        assert refused.value.response["error"] == error
+    with pytest.raises(SlackApiError) as elsewhere:  # the app token is no bot token
+        WebClient(token=slack.app_token, base_url=slack.api_url).auth_test()
+    assert elsewhere.value.response["error"] == "invalid_auth"
+    opened = WebClient(base_url=slack.api_url).apps_connections_open(app_token=slack.app_token)
+    assert opened["url"].startswith(slack.socket.url + "/link/?ticket=")
+    assert [(r.method, r.error) for r in slack.rejected] == [
+        ("apps.connections.open", "not_allowed_token_type"),
+        ("apps.connections.open", "invalid_auth"),
+        ("auth.test", "invalid_auth"),
+    ]
+
+
+@needs_aiohttp
+async def test_socket_mode_hello_envelopes_acks_and_disconnect(slack: FakeSlack) -> None:
+    import aiohttp
+
+    socket = slack.socket
+    url = socket.issue_url()
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(url) as ws:
+            hello = await ws.receive_json(timeout=5)
+            assert (hello["type"], hello["num_connections"]) == ("hello", 1)
+            assert hello["connection_info"]["app_id"] == slack.app_id
+            command = socket.send_slash_command("follow cs.LG", channel_id="C0OTHER01")
+            envelope = await ws.receive_json(timeout=5)
+            assert (envelope["envelope_id"], envelope["type"]) == (command, "slash_commands")
+            assert envelope["accepts_response_payload"] is True
+            payload = envelope["payload"]  # the HTTP form's fields, as strings
+            assert (payload["command"], payload["text"]) == ("/paperwatch", "follow cs.LG")
+            assert payload["channel_id"] == "C0OTHER01"
+            assert all(isinstance(value, str) for value in payload.values())
+            button = socket.send_block_action("pw_follow_0_0", "v")
+            event = socket.send_event(app_home_opened_event("U0ALICE01"), event_id="Ev0SOCK01")
+            pressed, opened = await ws.receive_json(timeout=5), await ws.receive_json(timeout=5)
+            assert (pressed["type"], pressed["accepts_response_payload"]) == ("interactive", False)
+            assert pressed["payload"]["actions"][0]["value"] == "v"
+            assert (opened["type"], opened["payload"]["event_id"]) == ("events_api", "Ev0SOCK01")
+
+            await ws.send_json({"envelope_id": command, "payload": {"text": "ok"}})
+            await ws.send_json({"envelope_id": button})
+            await ws.send_json({"envelope_id": button})  # twice
+            await ws.send_str("not json")
+            assert (await socket.async_wait_for_ack(command)).payload == {"text": "ok"}
+            assert (await socket.async_wait_for_ack(button)).connection == 1
+            await socket.async_wait_until(lambda s: len(s.unexpected) == 2)
+            assert event not in socket.acks
+
+            assert socket.disconnect() == 1
+            assert (await ws.receive_json(timeout=5))["reason"] == "refresh_requested"
+            assert not socket.ready  # nothing more is sent on a connection told to go
+        await socket.async_wait_until(lambda s: s.connections[0].closed)
+        assert socket.connections[0].closed_by == "app"
+        with pytest.raises(aiohttp.WSServerHandshakeError):  # a ticket works once
+            await session.ws_connect(url)
+    assert socket.refused == 1
+
+
+@needs_aiohttp
+async def test_socket_mode_stop_closes_open_connections(slack: FakeSlack) -> None:
+    import aiohttp
+
+    url = slack.socket.issue_url()
+    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+        assert (await ws.receive_json(timeout=5))["type"] == "hello"
+        stopping = asyncio.create_task(asyncio.to_thread(slack.socket.stop))
+        closing = await ws.receive(timeout=5)
+        assert (closing.type, closing.data) == (aiohttp.WSMsgType.CLOSE, 1001)
+        await stopping
+    [connection] = slack.socket.connections
+    assert (connection.closed, connection.closed_by) == (True, "slack")
