@@ -21,7 +21,7 @@ from bot.adapters.slack import SlackAdapter
 from bot.adapters.telegram import TelegramAdapter
 from bot.arxiv.client import ArxivClient
 from bot.arxiv.poller import Poller
-from bot.config import Settings
+from bot.config import Settings, StartupError
 from bot.delivery.messenger import Messenger
 from bot.delivery.peers import Peers, Share
 from bot.delivery.worker import Deliverer
@@ -35,10 +35,6 @@ from handlers.commands import REGISTRY
 from storage.database import Database
 
 log = logging.getLogger(__name__)
-
-
-class StartupError(RuntimeError):
-    """Something a person must fix before paperwatch can start; one line, no traceback."""
 
 
 async def open_database(settings: Settings, *, migrate: bool = True) -> Database:

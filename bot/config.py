@@ -31,6 +31,10 @@ def default_database_url() -> str:
     return f"sqlite+aiosqlite:///{Path.cwd() / 'paperwatch.db'}"
 
 
+class StartupError(RuntimeError):
+    """Something a person must fix before paperwatch can start; one line, no traceback."""
+
+
 class Settings(BaseSettings):
     """Every knob of paperwatch. Names match `.env.example`."""
 

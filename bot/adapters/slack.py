@@ -25,7 +25,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import Settings
+from bot.config import Settings, StartupError
 from bot.delivery import buttons
 from bot.delivery.limits import KeyedLimiter
 from bot.delivery.messenger import RateLimited, RecipientGone, Transient
@@ -119,6 +119,7 @@ class SlackAdapter:
         self.app.event("app_home_opened")(self._on_home_opened)
 
     async def start(self, *, receive_updates: bool = True) -> None:
+        await self._check_tokens(socket_mode=receive_updates)
         if not receive_updates:
             return
         if self._settings.slack_app_token is not None:
@@ -135,6 +136,26 @@ class SlackAdapter:
         )
         await site.start()
         log.info("slack adapter started mode=http port=%s", self._settings.slack_http_port)
+
+    async def _check_tokens(self, *, socket_mode: bool) -> None:
+        """Refused tokens stop the start with a clear line. (slack_sdk would retry a refused
+        app token every 10 s for ever, and the bot would hang before it started.)"""
+        try:
+            await self.client.auth_test()
+        except SlackApiError as exc:
+            error = exc.response.get("error")
+            raise StartupError(f"Slack refused SLACK_BOT_TOKEN ({error})") from None
+        app_token = self._settings.slack_app_token
+        if not socket_mode or app_token is None:
+            return
+        try:
+            await self.client.apps_connections_open(app_token=app_token.get_secret_value())
+        except SlackApiError as exc:
+            error = exc.response.get("error")
+            raise StartupError(
+                f"Slack refused SLACK_APP_TOKEN ({error}); it must be an app-level token"
+                " (xapp-...) with the connections:write scope"
+            ) from None
 
     async def stop(self) -> None:
         if self._socket is not None:

@@ -26,7 +26,15 @@ from telegram import (
 )
 from telegram import Chat as TgChat
 from telegram.constants import ChatMemberStatus, ParseMode
-from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TimedOut,
+)
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -38,7 +46,7 @@ from telegram.ext import (
 
 from bot.adapters.telegram_http import AiohttpRequest
 from bot.adapters.telegram_limits import MAX_IN_FLIGHT, TelegramRateLimiter, seconds
-from bot.config import Settings
+from bot.config import Settings, StartupError
 from bot.delivery import buttons
 from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
 from bot.delivery.telegram_render import render
@@ -180,7 +188,12 @@ class TelegramAdapter:
     async def start(self, *, receive_updates: bool = True) -> None:
         """Connect; with `receive_updates` also take chat updates (one process should)."""
         app = self.application
-        await app.initialize()
+        try:
+            await app.initialize()  # getMe: checks the token
+        except InvalidToken:
+            raise StartupError(
+                "Telegram refused TELEGRAM_BOT_TOKEN; copy it again from @BotFather"
+            ) from None
         if not receive_updates:
             log.info("telegram adapter started mode=send-only")
             return

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.arxiv_server import Canned, serve_fake_arxiv
+from tests.fakes.slack_server import serve_fake_slack
+from tests.fakes.telegram_server import serve_fake_telegram
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "arxiv"
 SMALL_RSS = FIXTURES / "rss" / "msudars_laya-reader" / "arxiv_rss.xml"
@@ -288,3 +290,44 @@ def test_momentum_in_the_terminal(tmp_path: Path) -> None:
     assert "RL for LLM Agents (trending): 30 papers, new in the last four weeks." in result.stdout
     unknown = paperwatch("momentum", "quantum", "gravity", "of", "cats", cwd=tmp_path)
     assert unknown.returncode == 1 and "I don't know a topic" in unknown.stdout
+
+
+def run_refused(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`paperwatch run` with credentials the platform refuses: it must stop at once."""
+    result = paperwatch("run", cwd=tmp_path, env=env)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def test_a_refused_telegram_token_stops_the_start_with_one_line(tmp_path: Path) -> None:
+    token = "123456:refused-by-telegram"
+    with serve_fake_telegram() as fake:
+        fake.fail_next("getMe", 401, "Unauthorized")
+        env = {"TELEGRAM_BOT_TOKEN": token, "TELEGRAM_API_BASE_URL": fake.base_url}
+        result = run_refused(tmp_path, env)
+    assert "paperwatch: Telegram refused TELEGRAM_BOT_TOKEN" in result.stderr
+    assert "refused-by-telegram" not in result.stderr  # the token is a secret
+
+
+@pytest.mark.parametrize(
+    ("tokens", "said"),
+    [
+        ({"SLACK_BOT_TOKEN": "xoxb-wrong"}, "Slack refused SLACK_BOT_TOKEN (invalid_auth)"),
+        # A bot token pasted as the app token: slack_sdk alone would retry it for ever.
+        ({"SLACK_APP_TOKEN": "bot"}, "Slack refused SLACK_APP_TOKEN (not_allowed_token_type)"),
+    ],
+)
+def test_refused_slack_tokens_stop_the_start_with_one_line(
+    tmp_path: Path, tokens: dict[str, str], said: str
+) -> None:
+    with serve_fake_slack() as fake:
+        env = {
+            "SLACK_BOT_TOKEN": fake.bot_token,
+            "SLACK_APP_TOKEN": fake.app_token,
+            "SLACK_API_URL": fake.api_url,
+        }
+        env |= {k: fake.bot_token if v == "bot" else v for k, v in tokens.items()}
+        result = run_refused(tmp_path, env)
+    assert f"paperwatch: {said}" in result.stderr
+    assert fake.bot_token not in result.stderr and "xoxb-wrong" not in result.stderr

@@ -99,7 +99,9 @@ async def test_a_slash_command_is_acked_at_once_and_answered_in_the_channel(
     app: SocketApp,
 ) -> None:
     [connection] = app.socket.connections  # start() connected with the app token
-    assert connection.greeted and app.fake.calls[0] == "apps.connections.open"
+    # Both tokens checked first (one URL fetched and left unused), then the connection.
+    opened = ["auth.test", "apps.connections.open", "apps.connections.open"]
+    assert connection.greeted and app.fake.calls[:3] == opened
 
     ack, text = await app.command("follow Web Agents")
     assert ack.seconds < ACK_DEADLINE and ack.connection == 1
@@ -120,7 +122,8 @@ async def test_after_a_refresh_request_the_app_reconnects_and_still_answers(
     )
     old, new = app.socket.connections
     assert old.closed_by == "app" and not new.closed  # the app left the old one itself
-    assert app.fake.calls.count("apps.connections.open") == 2  # a fresh URL, a fresh ticket
+    # A fresh URL and ticket (the first of the three was start()'s check of the token).
+    assert app.fake.calls.count("apps.connections.open") == 3
     assert app.socket.refused == 0
 
     ack, text = await app.command("list")
@@ -169,5 +172,5 @@ async def test_stop_closes_the_socket_cleanly(
         if left:
             _, pending = await asyncio.wait(left, timeout=2.0)
             assert pending == set()
-        assert fake.calls.count("apps.connections.open") == 1  # no reconnection after stop
+        assert fake.calls.count("apps.connections.open") == 2  # check + connect, no reconnect
     assert [r.getMessage() for r in caplog.records] == []  # no warnings, no tracebacks
