@@ -22,14 +22,13 @@ use, through which the test sends slash commands, button presses and events.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import itertools
 import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +59,7 @@ from tests.fakes.slack_wire import (
     signed_request_headers,
     slash_command_body,
 )
+from tests.fakes.waiting import Waitable
 
 __all__ = [
     "Ack",
@@ -109,7 +109,7 @@ class _Fault:
     times: int | None
 
 
-class FakeSlack(WebApiMethods):
+class FakeSlack(WebApiMethods, Waitable):
     """State and behaviour of the fake Slack Web API; start it with `serve_fake_slack()`."""
 
     def __init__(
@@ -315,24 +315,8 @@ class FakeSlack(WebApiMethods):
             published = self._home.get(user_id)
             return copy.deepcopy(published.view) if published else None
 
-    def wait_until(self, predicate: Callable[[FakeSlack], bool], seconds: float = 5.0) -> None:
-        """Block until predicate(self) holds (for an app running in another thread)."""
-        with self._cond:
-            if not self._cond.wait_for(lambda: predicate(self), seconds):
-                raise TimeoutError(f"condition not met within {seconds}s; calls: {self._calls}")
-
-    async def async_wait_until(
-        self, predicate: Callable[[FakeSlack], bool], seconds: float = 5.0
-    ) -> None:
-        """Await until predicate(self) holds (for an app running on this event loop)."""
-        deadline = time.monotonic() + seconds
-        while True:
-            with self._cond:
-                if predicate(self):
-                    return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"condition not met within {seconds}s; calls: {self.calls}")
-            await asyncio.sleep(0.005)
+    def _seen(self) -> str:
+        return f"calls: {self._calls}"
 
     # ----- dispatch --------------------------------------------------------------------------
     def dispatch(self, kind: str, name: str, token: str | None, params: dict, raw: bytes) -> Reply:

@@ -28,7 +28,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -40,6 +40,7 @@ from tests.fakes.slack_wire import (
     event_callback,
     slash_command_fields,
 )
+from tests.fakes.waiting import Waitable
 
 T = TypeVar("T")
 ACK_DEADLINE = 3.0  # seconds Slack waits for the ack of a command or a button press
@@ -69,7 +70,7 @@ class Connection:
     ws: web.WebSocketResponse | None = field(default=None, repr=False, compare=False)
 
 
-class FakeSocketMode:
+class FakeSocketMode(Waitable):
     """Slack's Socket Mode side; FakeSlack starts it on first use (`FakeSlack.socket`)."""
 
     def __init__(self, *, app_id: str = DEFAULT_APP_ID) -> None:
@@ -298,25 +299,6 @@ class FakeSocketMode:
         with self._cond:
             return self._refused
 
-    def wait_until(self, predicate: Callable[[FakeSocketMode], bool], seconds: float = 5.0) -> None:
-        """Block until predicate(self) holds (for an app running in another thread)."""
-        with self._cond:
-            if not self._cond.wait_for(lambda: predicate(self), seconds):
-                raise TimeoutError(f"condition not met within {seconds}s; {self._state()}")
-
-    async def async_wait_until(
-        self, predicate: Callable[[FakeSocketMode], bool], seconds: float = 5.0
-    ) -> None:
-        """Await until predicate(self) holds (for an app running on this event loop)."""
-        deadline = time.monotonic() + seconds
-        while True:
-            with self._cond:
-                if predicate(self):
-                    return
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"condition not met within {seconds}s; {self._state()}")
-            await asyncio.sleep(0.005)
-
     def wait_for_ack(self, envelope_id: str, seconds: float = ACK_DEADLINE) -> Ack:
         """Block until the envelope is acknowledged (by default within Slack's 3 seconds)."""
         self.wait_until(lambda s: envelope_id in s._acks, seconds)
@@ -327,7 +309,7 @@ class FakeSocketMode:
         await self.async_wait_until(lambda s: envelope_id in s._acks, seconds)
         return self.acks[envelope_id]
 
-    def _state(self) -> str:
+    def _seen(self) -> str:
         connections = [(c.number, c.greeted, c.draining, c.closed) for c in self._connections]
         return (
             f"connections (number, greeted, draining, closed): {connections}; "

@@ -16,12 +16,11 @@ methods, `telegram_wire` the HTTP and PTB's request encoding.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +36,7 @@ from tests.fakes.telegram_methods import (
     scope_key,
 )
 from tests.fakes.telegram_wire import WireServer
+from tests.fakes.waiting import Waitable
 
 __all__ = ["ApiError", "FakeTelegram", "Rejected", "Sent", "Upload", "serve_fake_telegram"]
 
@@ -75,7 +75,7 @@ class _Fault:
     times: int | None
 
 
-class FakeTelegram(BotApiMethods):
+class FakeTelegram(BotApiMethods, Waitable):
     """State and behaviour of the fake Bot API; start it with `serve_fake_telegram()`."""
 
     def __init__(
@@ -328,26 +328,9 @@ class FakeTelegram(BotApiMethods):
         with self._cond:
             return copy.deepcopy(self._messages.get((chat_id, message_id)))
 
-    def wait_until(self, predicate: Callable[[FakeTelegram], bool], seconds: float = 5.0) -> None:
-        """Block until predicate(self) holds (for a bot running in another thread)."""
-        with self._cond:
-            if not self._cond.wait_for(lambda: predicate(self), seconds):
-                raise TimeoutError(f"condition not met within {seconds}s; calls: {self._calls}")
-
-    async def async_wait_until(
-        self, predicate: Callable[[FakeTelegram], bool], seconds: float = 5.0
-    ) -> None:
-        """Await until predicate(self) holds (for a bot running on this event loop)."""
-        deadline = time.monotonic() + seconds
-        while not self._holds(predicate):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"condition not met within {seconds}s; calls: {self.calls}")
-            await asyncio.sleep(0.005)
-
     # ----- internals ------------------------------------------------------------------------
-    def _holds(self, predicate: Callable[[FakeTelegram], bool]) -> bool:
-        with self._cond:
-            return predicate(self)
+    def _seen(self) -> str:
+        return f"calls: {self._calls}"
 
     def _reject(self, method: str, params: dict, error: ApiError) -> tuple[int, dict]:
         self._too_many += error.status == 429
