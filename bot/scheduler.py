@@ -134,6 +134,17 @@ class Jobs:
             log.exception("delivery round failed; retried at the next tick")
 
 
+class _OverlapIsExpected(logging.Filter):
+    """A delivery round (or a poll) that outlasts its interval is normal: the ticks it
+    covers are skipped, and they are not news for the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "maximum number of running instances reached" not in record.getMessage()
+
+
+_OVERLAP = _OverlapIsExpected()
+
+
 def build_scheduler(
     jobs: Jobs,
     *,
@@ -144,6 +155,7 @@ def build_scheduler(
 ) -> AsyncIOScheduler:
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
+    logging.getLogger("apscheduler.scheduler").addFilter(_OVERLAP)
     scheduler = AsyncIOScheduler(
         timezone=UTC,
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600},

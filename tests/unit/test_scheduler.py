@@ -1,0 +1,46 @@
+"""The real APScheduler running the bot's jobs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from bot.scheduler import Jobs, build_scheduler
+
+
+class SlowDrain:
+    def __init__(self) -> None:
+        self.rounds = 0
+        self.running = 0
+        self.most_at_once = 0
+
+    async def drain(self) -> int:
+        self.rounds += 1
+        self.running += 1
+        self.most_at_once = max(self.most_at_once, self.running)
+        await asyncio.sleep(0.5)
+        self.running -= 1
+        return 0
+
+
+async def test_a_delivery_round_longer_than_its_interval_is_not_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    slow = SlowDrain()
+    jobs = Jobs(None, None, slow)  # type: ignore[arg-type]
+    scheduler = build_scheduler(jobs, role="worker", deliver_interval=0.05, heartbeat_interval=60)
+    with caplog.at_level(logging.WARNING):
+        scheduler.start()
+        try:
+            await asyncio.sleep(0.8)
+        finally:
+            scheduler.shutdown(wait=False)
+    assert slow.rounds >= 1 and slow.most_at_once == 1  # ticks during a round are skipped
+    assert [r.getMessage() for r in caplog.records] == []
+
+
+def test_an_unknown_role_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown role 'boss'"):
+        build_scheduler(Jobs(None, None, None), role="boss")  # type: ignore[arg-type]
