@@ -63,9 +63,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import create_async_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -81,7 +79,12 @@ from handlers.base import Context  # noqa: E402
 from handlers.commands import REGISTRY  # noqa: E402
 from storage.database import Database  # noqa: E402
 from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram  # noqa: E402
-from tests.postgres import PG_URL, create_database, drop_database  # noqa: E402
+from tests.postgres import (  # noqa: E402
+    PG_URL,
+    create_database,
+    drop_database,
+    registered_processes,
+)
 
 TOKEN = "123456:BENCH-token"
 GLOBAL_PER_S = 30.0
@@ -504,15 +507,6 @@ def print_profile(profile: cProfile.Profile, limit: int = 25) -> None:
 # --- phase C: several processes ------------------------------------------------------
 
 
-async def registered(url: str) -> int:
-    engine = create_async_engine(url)
-    try:
-        async with engine.connect() as conn:
-            return int((await conn.execute(text("SELECT count(*) FROM processes"))).scalar_one())
-    finally:
-        await engine.dispose()
-
-
 def start_worker(url: str, base_url: str) -> subprocess.Popen[bytes]:
     """`paperwatch run --role worker` with the default flood limits."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "TELEGRAM_"))}
@@ -550,7 +544,7 @@ async def phase_c(args: argparse.Namespace) -> dict[str, Any] | None:
             workers = [start_worker(url, fake.base_url) for _ in range(args.workers)]
             try:
                 deadline = time.monotonic() + 60
-                while await registered(url) < args.workers:
+                while await registered_processes(url) < args.workers:
                     if time.monotonic() > deadline:
                         raise SystemExit("phase C: the workers did not start")
                     await asyncio.sleep(0.2)

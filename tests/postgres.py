@@ -10,6 +10,7 @@ import os
 import uuid
 
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import create_async_engine
 
 PG_URL = os.environ.get(
@@ -37,3 +38,16 @@ async def drop_database(url: str) -> None:
     """Drop a database `create_database` made, closing its connections."""
     name = url.rsplit("/", 1)[1]
     await _admin(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+async def registered_processes(url: str) -> int:
+    """How many `paperwatch run` processes the database at `url` lists (0 before it is
+    migrated)."""
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return int((await conn.execute(text("SELECT count(*) FROM processes"))).scalar_one())
+    except SQLAlchemyError:  # no processes table yet
+        return 0
+    finally:
+        await engine.dispose()

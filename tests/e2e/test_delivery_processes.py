@@ -16,8 +16,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
 from bot.ingest import store
@@ -25,7 +23,7 @@ from bot.topics.catalog import load_catalog
 from storage.database import Database
 from tests.conftest import require_postgres
 from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
-from tests.postgres import create_database, drop_database
+from tests.postgres import create_database, drop_database, registered_processes
 
 TOKEN = "123456:TEST-token"
 
@@ -172,18 +170,6 @@ def test_two_workers_share_5000_alerts_without_duplicates(
     print(f"5,000 alerts by two workers in {elapsed:.1f} s")
 
 
-async def registered(url: str) -> int:
-    """How many processes have registered in the database (0 before it is migrated)."""
-    engine = create_async_engine(url)
-    try:
-        async with engine.connect() as conn:
-            return int((await conn.execute(text("SELECT count(*) FROM processes"))).scalar_one())
-    except Exception:  # not migrated yet
-        return 0
-    finally:
-        await engine.dispose()
-
-
 @pytest.mark.postgres
 def test_two_workers_keep_telegrams_flood_limits_together(
     postgres_database: str, tmp_path: Path
@@ -196,7 +182,7 @@ def test_two_workers_keep_telegrams_flood_limits_together(
         workers = [start_worker(postgres_database, fake, tmp_path) for _ in range(2)]
         try:
             deadline = time.monotonic() + 60
-            while asyncio.run(registered(postgres_database)) < 2:
+            while asyncio.run(registered_processes(postgres_database)) < 2:
                 assert time.monotonic() < deadline, "the workers did not register"
                 time.sleep(0.2)
             time.sleep(1.5)  # three heartbeats: each has seen the other
