@@ -23,22 +23,45 @@ import logging
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import date
-from typing import Literal
+
+import defusedxml
+import defusedxml.ElementTree as DET
 
 from bot.arxiv import text as tx
+from bot.arxiv.feed import (
+    ENTRY_FAULTS,
+    ArxivApiError,
+    Feed,
+    FeedError,
+    FeedKind,
+    InvalidXmlError,
+    MalformedFeedError,
+    NotXmlError,
+    OaiError,
+    collect,
+)
+from bot.arxiv.oai import OAI, parse_oai
 from bot.domain import AnnounceType, Author, Paper
 
-logger = logging.getLogger(__name__)
+__all__ = [
+    "ArxivApiError",
+    "Feed",
+    "FeedError",
+    "FeedKind",
+    "InvalidXmlError",
+    "MalformedFeedError",
+    "NotXmlError",
+    "OaiError",
+    "parse_feed",
+]
 
-FeedKind = Literal["rss", "atom_listing", "api", "oai"]
+logger = logging.getLogger(__name__)
 
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV = "{http://arxiv.org/schemas/atom}"
 _OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
 _DC = "{http://purl.org/dc/elements/1.1/}"
-_OAI = "{http://www.openarchives.org/OAI/2.0/}"
 
 _HTML_START = re.compile(
     rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
@@ -46,89 +69,81 @@ _HTML_START = re.compile(
 _HTML_ANYWHERE = re.compile(rb"<(?:html|body)\b", re.I)
 _HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
-
-class FeedError(Exception):
-    """Base class: the response could not be turned into a `Feed`."""
-
-
-class NotXmlError(FeedError):
-    """The response is not XML at all (an HTML error page, plain text, nothing)."""
-
-
-class MalformedFeedError(FeedError):
-    """Invalid or truncated XML, or XML that is no known arXiv format."""
-
-
-class ArxivApiError(FeedError):
-    """arXiv answered with an error document (API error entry, RSS error channel)."""
-
-
-class OaiError(FeedError):
-    """An OAI-PMH <error> other than noRecordsMatch."""
-
-    def __init__(self, code: str, message: str) -> None:
-        self.code = code
-        self.message = message
-        super().__init__(f"OAI-PMH error {code}: {message}")
-
-
-@dataclass(frozen=True, slots=True)
-class Feed:
-    """One parsed response. Fields a format does not carry stay None / empty."""
-
-    kind: FeedKind
-    papers: tuple[Paper, ...] = ()
-    announced: date | None = None  # daily listings: announcement date (US Eastern)
-    total_results: int | None = None  # API opensearch:totalResults
-    start_index: int | None = None  # API opensearch:startIndex, OAI token cursor
-    resumption_token: str | None = None  # OAI; None on the last page
-    complete_list_size: int | None = None  # OAI
-    skip_days: tuple[str, ...] = ()  # RSS <skipDays>, in document order
-    skipped: int = 0  # entries dropped because their id could not be parsed
+# Without a BOM, UTF-16 and UTF-32 still show in the first bytes: "<" next to NUL bytes.
+_WIDE_START = (b"\x00\x00\x00<", b"<\x00\x00\x00", b"\x00<", b"<\x00")
 
 
 def parse_feed(data: bytes) -> Feed:
-    """Detect the format of an arXiv response and parse it (see the module docstring)."""
+    """Detect the format of an arXiv response and parse it (see the module docstring).
+
+    Raises only `FeedError`: a hostile value the format parsers did not expect (outside
+    any single entry, which would be skipped) makes the document malformed.
+    """
     root = _parse_xml(data)
+    try:
+        return _parse_root(root)
+    except ENTRY_FAULTS as exc:
+        raise MalformedFeedError(f"unreadable {_local(root.tag)} document: {exc}"[:300]) from exc
+
+
+def _parse_root(root: ET.Element) -> Feed:
     tag = root.tag
     if tag == "rss":
         return _parse_rss(root)
     if tag == f"{_ATOM}feed":
         return _parse_atom(root)
-    if tag == f"{_OAI}OAI-PMH":
-        return _parse_oai(root)
+    if tag == f"{OAI}OAI-PMH":
+        return parse_oai(root)
     if tag.endswith("}html") or tag.lower() == "html":
         raise NotXmlError("expected an arXiv feed but got an HTML page")
-    raise MalformedFeedError(f"not a known arXiv format: root element <{tag}>")
+    raise MalformedFeedError(f"not a known arXiv format: root element <{tag[:100]}>")
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2][:40]
 
 
 # --- XML ----------------------------------------------------------------------------
 
 
 def _parse_xml(data: bytes) -> ET.Element:
-    """Parse once with the C-accelerated ElementTree, classifying every failure."""
+    """Parse once with defusedxml, classifying every failure as a FeedError.
+
+    Any document type declaration is refused after decoding, whatever the encoding
+    (so no entity is ever expanded and no external DTD is fetched); arXiv never sends one.
+    """
     head = data[:4096].lstrip(b"\xef\xbb\xbf")
     if not head.strip():
         raise NotXmlError("empty response body")
     if _HTML_START.match(head):
         raise NotXmlError(f"expected an arXiv feed but got an HTML page{_html_title(data)}")
-    if not head.lstrip().startswith(b"<") and not data.startswith(_UTF16_BOMS):
+    wide = data.startswith(_UTF16_BOMS) or data.startswith(_WIDE_START)
+    if not head.lstrip().startswith(b"<") and not wide:
         raise NotXmlError(f"expected XML but the response starts with {head.strip()[:40]!r}")
-    if b"<!ENTITY" in data:
-        raise MalformedFeedError("XML entity declarations are not accepted")
     try:
-        return ET.fromstring(data)
+        return _defused_fromstring(data)
     except ET.ParseError as err:
-        retry = _without_control_bytes(data)
+        retry = None if wide else _without_control_bytes(data)
         if retry is not None:
             try:
-                return ET.fromstring(retry)
+                return _defused_fromstring(retry)
             except ET.ParseError:
                 pass
         if _HTML_ANYWHERE.search(data, 0, 4096):
             raise NotXmlError(f"expected an arXiv feed but got HTML{_html_title(data)}") from err
-        raise MalformedFeedError(f"invalid XML: {err}") from err
+        raise InvalidXmlError(f"invalid XML: {err}") from err
+
+
+def _defused_fromstring(data: bytes) -> ET.Element:
+    """defusedxml's parser with DOCTYPE forbidden; non-syntax failures become FeedErrors."""
+    try:
+        return DET.fromstring(data, forbid_dtd=True)
+    except defusedxml.DefusedXmlException as exc:
+        raise MalformedFeedError(
+            "XML document type declarations and entity declarations are not accepted"
+        ) from exc
+    except (LookupError, ValueError) as exc:  # an unknown or unusable declared encoding
+        raise MalformedFeedError(f"unsupported XML encoding: {exc}"[:200]) from exc
 
 
 def _html_title(data: bytes) -> str:
@@ -139,25 +154,11 @@ def _html_title(data: bytes) -> str:
 
 def _without_control_bytes(data: bytes) -> bytes | None:
     """The document without C0 control bytes (which XML forbids), or None if it had none."""
-    if data.startswith(_UTF16_BOMS):
-        return None
     cleaned = data.translate(None, tx.CONTROL_BYTES)
     return cleaned if len(cleaned) != len(data) else None
 
 
 # --- Shared helpers -----------------------------------------------------------------
-
-
-def _collect(papers: Iterable[Paper | None]) -> tuple[tuple[Paper, ...], int]:
-    """Keep the papers, count the entries that came back as None."""
-    kept: list[Paper] = []
-    skipped = 0
-    for paper in papers:
-        if paper is None:
-            skipped += 1
-        else:
-            kept.append(paper)
-    return tuple(kept), skipped
 
 
 def _announce_type(value: str | None) -> AnnounceType:
@@ -185,16 +186,17 @@ def _parse_rss(root: ET.Element) -> Feed:
     if moment is None and items:
         moment = tx.parse_rfc822_datetime(items[0].findtext("pubDate"))
     announced = tx.eastern_date(moment) if moment else None
-    papers, skipped = _collect(
-        _listing_paper(
+    papers, skipped = collect(
+        items,
+        lambda item: _listing_paper(
             item,
             ids=(item.findtext("guid"), item.findtext("link")),
             title=item.findtext("title"),
             description=item.findtext("description"),
             categories=(c.text for c in item.iterfind("category")),
             announced=announced,
-        )
-        for item in items
+        ),
+        lambda item: item.findtext("guid") or item.findtext("link"),
     )
     skip_days = tx.unique(day.text for day in channel.iterfind("skipDays/day"))
     return Feed("rss", papers, announced=announced, skip_days=skip_days, skipped=skipped)
@@ -208,18 +210,23 @@ def _parse_atom_listing(root: ET.Element) -> Feed:
     stamp = entries[0].findtext(f"{_ATOM}published") if entries else None
     moment = tx.parse_iso_datetime(stamp or root.findtext(f"{_ATOM}updated"))
     announced = tx.eastern_date(moment) if moment else None
-    papers, skipped = _collect(
-        _listing_paper(
+    papers, skipped = collect(
+        entries,
+        lambda entry: _listing_paper(
             entry,
             ids=(entry.findtext(f"{_ATOM}id"),),
             title=entry.findtext(f"{_ATOM}title"),
             description=entry.findtext(f"{_ATOM}summary"),
             categories=(c.get("term") for c in entry.iterfind(f"{_ATOM}category")),
             announced=announced,
-        )
-        for entry in entries
+        ),
+        _atom_id,
     )
     return Feed("atom_listing", papers, announced=announced, skipped=skipped)
+
+
+def _atom_id(entry: ET.Element) -> str | None:
+    return entry.findtext(f"{_ATOM}id")
 
 
 def _listing_paper(
@@ -271,7 +278,7 @@ def _parse_api(root: ET.Element) -> Feed:
         if "/api/errors" in entry_id:
             message = tx.clean_text(entry.findtext(f"{_ATOM}summary")) or entry_id
             raise ArxivApiError(f"arXiv API error: {message}")
-    papers, skipped = _collect(_api_paper(entry) for entry in entries)
+    papers, skipped = collect(entries, _api_paper, _atom_id)
     return Feed(
         "api",
         papers,
@@ -306,138 +313,3 @@ def _api_paper(entry: ET.Element) -> Paper | None:
         journal_ref=tx.clean_optional(entry.findtext(f"{_ARXIV}journal_ref")),
         comment=tx.clean_optional(entry.findtext(f"{_ARXIV}comment")),
     )
-
-
-# --- OAI-PMH ------------------------------------------------------------------------
-
-
-def _parse_oai(root: ET.Element) -> Feed:
-    error = root.find(f"{_OAI}error")
-    if error is not None:
-        code = error.get("code") or "unknown"
-        if code == "noRecordsMatch":
-            return Feed("oai")
-        raise OaiError(code, tx.clean_text(error.text) or "no message")
-    container = root.find(f"{_OAI}ListRecords")
-    if container is None:
-        container = root.find(f"{_OAI}GetRecord")
-    if container is None:
-        raise MalformedFeedError("OAI-PMH response holds neither ListRecords nor GetRecord")
-    papers, skipped = _collect(_oai_paper(r) for r in container.iterfind(f"{_OAI}record"))
-    token = container.find(f"{_OAI}resumptionToken")
-    if token is None:
-        return Feed("oai", papers, skipped=skipped)
-    return Feed(
-        "oai",
-        papers,
-        resumption_token=tx.clean_optional(token.text),
-        complete_list_size=tx.to_int(token.get("completeListSize")),
-        start_index=tx.to_int(token.get("cursor")),
-        skipped=skipped,
-    )
-
-
-def _oai_paper(record: ET.Element) -> Paper | None:
-    """One record; deleted records and unknown metadata formats count as skipped."""
-    header_id = record.findtext(f"{_OAI}header/{_OAI}identifier")
-    if record.find(f"{_OAI}header[@status='deleted']") is not None:
-        return None
-    metadata = record.find(f"{_OAI}metadata")
-    if metadata is None or len(metadata) == 0:
-        return None
-    payload = metadata[0]
-    namespace, brace, local = payload.tag.rpartition("}")
-    parser = _OAI_FORMATS.get(local)
-    if parser is None:
-        logger.warning("skipping OAI record in unsupported format %r", local)
-        return None
-    return parser(payload, namespace + brace, header_id)
-
-
-def _arxiv_raw_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | None:
-    """metadataPrefix=arXivRaw: authors as one string, every version with its date."""
-    ident = tx.resolve_id(meta.findtext(f"{ns}id"), header_id)
-    if ident is None:
-        return None
-    versions = sorted(
-        (tx.to_int((v.get("version") or "").lstrip("vV")) or 0, v.findtext(f"{ns}date"))
-        for v in meta.iterfind(f"{ns}version")
-    )
-    return Paper(
-        arxiv_id=ident[0],
-        version=max(versions[-1][0], 1) if versions else ident[1],
-        title=tx.clean_text(meta.findtext(f"{ns}title")),
-        abstract=tx.clean_text(meta.findtext(f"{ns}abstract")),
-        authors=tx.split_authors(meta.findtext(f"{ns}authors")),
-        categories=tx.unique((meta.findtext(f"{ns}categories") or "").split()),
-        submitted=tx.parse_rfc822_datetime(versions[0][1]) if versions else None,
-        updated=tx.parse_rfc822_datetime(versions[-1][1]) if versions else None,
-        doi=tx.first_token(meta.findtext(f"{ns}doi")),
-        journal_ref=tx.clean_optional(meta.findtext(f"{ns}journal-ref")),
-        comment=tx.clean_optional(meta.findtext(f"{ns}comments")),
-    )
-
-
-def _arxiv_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | None:
-    """metadataPrefix=arXiv: structured authors, created/updated dates, no version."""
-    ident = tx.resolve_id(meta.findtext(f"{ns}id"), header_id)
-    if ident is None:
-        return None
-    authors: list[Author] = []
-    for author in meta.iterfind(f"{ns}authors/{ns}author"):
-        parts = (
-            author.findtext(f"{ns}forenames"),
-            *(k.text for k in author.iterfind(f"{ns}keyname")),
-            author.findtext(f"{ns}suffix"),
-        )
-        name = " ".join(p for p in parts if p)
-        tx.add_author(authors, name, tx.unique(a.text for a in author.iterfind(f"{ns}affiliation")))
-    created = tx.parse_iso_datetime(meta.findtext(f"{ns}created"))
-    return Paper(
-        arxiv_id=ident[0],
-        version=ident[1],
-        title=tx.clean_text(meta.findtext(f"{ns}title")),
-        abstract=tx.clean_text(meta.findtext(f"{ns}abstract")),
-        authors=tuple(authors),
-        categories=tx.unique((meta.findtext(f"{ns}categories") or "").split()),
-        submitted=created,
-        updated=tx.parse_iso_datetime(meta.findtext(f"{ns}updated")) or created,
-        doi=tx.first_token(meta.findtext(f"{ns}doi")),
-        journal_ref=tx.clean_optional(meta.findtext(f"{ns}journal-ref")),
-        comment=tx.clean_optional(meta.findtext(f"{ns}comments")),
-    )
-
-
-def _oai_dc_paper(meta: ET.Element, _ns: str, header_id: str | None) -> Paper | None:
-    """metadataPrefix=oai_dc: no category codes (dc:subject holds names) and no version."""
-    identifiers = tx.unique(i.text for i in meta.iterfind(f"{_DC}identifier"))
-    ident = tx.resolve_id(header_id, *identifiers)
-    if ident is None:
-        return None
-    descriptions = tx.unique(d.text for d in meta.iterfind(f"{_DC}description"))
-    comments = [d for d in descriptions if d.startswith("Comment:")]
-    dates = [tx.parse_iso_datetime(d.text) for d in meta.iterfind(f"{_DC}date")]
-    others = [i for i in identifiers if not i.lower().startswith(("http://", "https://"))]
-    dois = [i[4:] for i in others if i.lower().startswith("doi:")]
-    journal_refs = [i for i in others if not i.lower().startswith("doi:")]
-    return Paper(
-        arxiv_id=ident[0],
-        version=ident[1],
-        title=tx.clean_text(meta.findtext(f"{_DC}title")),
-        abstract=next((d for d in descriptions if not d.startswith("Comment:")), ""),
-        authors=tuple(
-            Author(name)
-            for name in map(
-                tx.surname_first_to_name, (c.text for c in meta.iterfind(f"{_DC}creator"))
-            )
-            if name
-        ),
-        submitted=dates[0] if dates else None,
-        updated=dates[-1] if dates else None,
-        doi=tx.first_token(dois[0]) if dois else None,
-        journal_ref=journal_refs[0] if journal_refs else None,
-        comment=comments[0].removeprefix("Comment:").strip() or None if comments else None,
-    )
-
-
-_OAI_FORMATS = {"arXivRaw": _arxiv_raw_paper, "arXiv": _arxiv_paper, "dc": _oai_dc_paper}

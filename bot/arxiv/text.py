@@ -51,6 +51,10 @@ _NAME_SUFFIXES = frozenset({"Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"})
 
 _EASTERN_NAME = "America/New_York"
 
+# No arXiv paper comes near this many versions; a larger number is hostile or corrupt
+# (and would not fit the database's integer column).
+MAX_VERSION = 9_999
+
 logger = logging.getLogger(__name__)
 
 
@@ -160,7 +164,8 @@ def surname_first_to_name(text: str | None) -> str:
 
 def resolve_id(*candidates: str | None) -> tuple[str, int] | None:
     """The first parseable arXiv id among `candidates`, with the first version found
-    for that id (1 if none carries one); None, logged, when nothing parses."""
+    for that id (1 if none carries one); None, logged, when nothing parses. An
+    implausible version (see `checked_version`) raises ValueError: the entry is bad."""
     found: str | None = None
     for raw in candidates:
         if not raw:
@@ -172,11 +177,18 @@ def resolve_id(*candidates: str | None) -> tuple[str, int] | None:
         if found is None:
             found = arxiv_id
         if arxiv_id == found and version is not None:
-            return found, version
+            return found, checked_version(version)
     if found is None:
         logger.warning("skipping an entry without a parseable arXiv id: %r", candidates)
         return None
     return found, 1
+
+
+def checked_version(version: int) -> int:
+    """`version` itself if it is a plausible arXiv version (1..MAX_VERSION); else ValueError."""
+    if not 1 <= version <= MAX_VERSION:
+        raise ValueError(f"implausible version number v{version}"[:80])
+    return version
 
 
 def unique(values: Iterable[str | None]) -> tuple[str, ...]:
