@@ -123,6 +123,14 @@ class Settings(BaseSettings):
     arxiv_min_request_interval: float = Field(
         default=3.0, ge=0.0, validation_alias="ARXIV_MIN_REQUEST_INTERVAL"
     )
+    # Limits on what arXiv's answers may cost us (bot.arxiv.client, bot.arxiv.poller).
+    arxiv_max_response_mib: float = Field(
+        default=64.0, gt=0, validation_alias="ARXIV_MAX_RESPONSE_MIB"
+    )
+    arxiv_max_retry_after: float = Field(
+        default=3600.0, ge=0, validation_alias="ARXIV_MAX_RETRY_AFTER"
+    )
+    arxiv_poll_timeout: float = Field(default=900.0, gt=0, validation_alias="ARXIV_POLL_TIMEOUT")
 
     @field_validator("slack_allowed_users", mode="before")
     @classmethod

@@ -5,8 +5,16 @@ arXiv's terms ask robots to be gentle; this client is:
 - at most one request every `ARXIV_MIN_REQUEST_INTERVAL` seconds across all arXiv
   traffic of the process (retries included), via one shared `RequestSpacer`;
 - conditional GET (ETag / Last-Modified) so an unchanged feed costs arXiv nothing;
-- `Retry-After` honoured on 429 and 503 (and every later request waits for it too);
-- exponential backoff with jitter (tenacity) on other 5xx, resets and timeouts.
+- `Retry-After` honoured on 429 and 503 (and every later request waits for it too),
+  but never more than `ARXIV_MAX_RETRY_AFTER` seconds (1 h): a server cannot stall us for years;
+- exponential backoff with jitter (tenacity) on other 5xx, resets and timeouts, and
+  (`get_feed`) on a body cut short or an HTML page served in place of the feed;
+- the spacing holds across processes too when a `RequestStamp` is given: the time of
+  the last request is kept in the database, so a restarted process waits its turn.
+
+arXiv's answers are not trusted for size either: a body is streamed and decoded
+incrementally, and refused (not retried) once it exceeds `ARXIV_MAX_RESPONSE_MIB`
+decompressed. Memory stays within that cap plus one decoded network read.
 """
 
 from __future__ import annotations
@@ -15,9 +23,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import Protocol
 
 import httpx
 from tenacity import (
@@ -28,7 +37,14 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from bot.arxiv.parse import ArxivApiError, FeedError, parse_feed
+from bot.arxiv.parse import (
+    ArxivApiError,
+    Feed,
+    FeedError,
+    InvalidXmlError,
+    NotXmlError,
+    parse_feed,
+)
 from bot.config import Settings
 
 log = logging.getLogger(__name__)
@@ -38,6 +54,15 @@ USER_AGENT = (
 )
 
 Sleep = Callable[[float], Awaitable[None]]
+WallClock = Callable[[], datetime]
+
+MIB = 1024 * 1024
+# An error page is read only this far: enough for the export API's explanation.
+ERROR_BODY_LIMIT = 64 * 1024
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
 
 
 class ArxivHTTPError(RuntimeError):
@@ -48,6 +73,18 @@ class ArxivTransientError(ArxivHTTPError):
     """Worth retrying: a 5xx, a reset connection or a timeout."""
 
 
+class ArxivUnreadableError(ArxivTransientError):
+    """A 200 whose body is no feed: cut short in transit, or an HTML page. Retried."""
+
+
+class ArxivTooLargeError(ArxivHTTPError):
+    """The body grew past the size cap; `downloaded` bytes had come off the wire."""
+
+    def __init__(self, message: str, downloaded: int) -> None:
+        super().__init__(message)
+        self.downloaded = downloaded
+
+
 class ArxivBusyError(ArxivTransientError):
     """429 or 503: arXiv asked us to come back after `retry_after` seconds."""
 
@@ -56,30 +93,60 @@ class ArxivBusyError(ArxivTransientError):
         self.retry_after = retry_after
 
 
+class RequestStamp(Protocol):
+    """Where the processes sharing a database keep the (UTC) time of the last arXiv request."""
+
+    async def last(self) -> datetime | None: ...
+
+    async def record(self, at: datetime) -> None: ...
+
+
 class RequestSpacer:
-    """Keeps successive requests at least `interval` seconds apart (clock injectable)."""
+    """Keeps successive requests at least `interval` seconds apart (clocks injectable).
+
+    Within the process the rule is exact (a lock and a monotonic clock). With `shared`,
+    each request also waits until `interval` has passed since the last request any
+    process recorded (wall clock, UTC), and records its own. That part is best effort:
+    two processes that read the stamp at the same instant both go, and a stamp from a
+    clock running ahead never makes us wait longer than one interval.
+    """
 
     def __init__(
         self,
         interval: float,
         clock: Callable[[], float] = time.monotonic,
         sleep: Sleep = asyncio.sleep,
+        *,
+        shared: RequestStamp | None = None,
+        wall: WallClock = _utcnow,
     ) -> None:
         self.interval = interval
         self._clock = clock
         self._sleep = sleep
+        self._shared = shared
+        self._wall = wall
         self._next = float("-inf")
         self._lock = asyncio.Lock()
 
     async def wait(self) -> None:
         async with self._lock:
-            delay = self._next - self._clock()
+            delay = max(self._next - self._clock(), await self._shared_delay())
             if delay > 0:
                 await self._sleep(delay)
             self._next = self._clock() + self.interval
+            if self._shared is not None:
+                await self._shared.record(self._wall())
+
+    async def _shared_delay(self) -> float:
+        """What is left of the interval since the last request of any process."""
+        last = await self._shared.last() if self._shared is not None else None
+        if last is None:
+            return 0.0
+        elapsed = (self._wall() - last).total_seconds()
+        return min(self.interval, self.interval - elapsed)
 
     def hold_off(self, seconds: float) -> None:
-        """No request before `seconds` from now (a server's Retry-After)."""
+        """No request before `seconds` from now (a server's Retry-After, already clamped)."""
         self._next = max(self._next, self._clock() + seconds)
 
 
@@ -91,10 +158,11 @@ class Fetched:
     not_modified: bool = False
     etag: str | None = None
     last_modified: str | None = None
+    feed: Feed | None = None  # set by `get_feed`
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date."""
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date (unclamped)."""
     if not value:
         return None
     value = value.strip()
@@ -120,8 +188,58 @@ def _error_detail(body: bytes) -> str:
     return ""
 
 
+def _conditional(etag: str | None, last_modified: str | None) -> dict[str, str]:
+    headers = {}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    return headers
+
+
+def _parse_or_retry(body: bytes) -> Feed:
+    """parse_feed, with the faults worth another request turned into ArxivUnreadableError."""
+    try:
+        return parse_feed(body)
+    except (NotXmlError, InvalidXmlError) as exc:
+        raise ArxivUnreadableError(str(exc)) from exc
+
+
+async def _read_capped(
+    url: str, response: httpx.Response, limit: int, *, cut: bool = False
+) -> bytes:
+    """The decoded body, read chunk by chunk and never beyond `limit` bytes.
+
+    Past the limit: with `cut`, what was read so far; otherwise ArxivTooLargeError, and
+    leaving the `stream()` block closes the connection without reading the rest.
+    """
+    declared = response.headers.get("Content-Length", "")
+    plain = "Content-Encoding" not in response.headers
+    if not cut and plain and declared.isdigit() and int(declared) > limit:
+        raise _too_large(url, limit, response.num_bytes_downloaded)
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in response.aiter_bytes():
+        total += len(chunk)
+        if total > limit:
+            if cut:
+                chunks.append(chunk[: limit - total + len(chunk)])
+                break
+            raise _too_large(url, limit, response.num_bytes_downloaded)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(url: str, limit: int, downloaded: int) -> ArxivTooLargeError:
+    return ArxivTooLargeError(
+        f"{url}: response larger than {limit / MIB:g} MiB decompressed; refused "
+        "(ARXIV_MAX_RESPONSE_MIB)",
+        downloaded,
+    )
+
+
 class ArxivClient:
-    """Fetches arXiv responses as bytes; parsing is `bot.arxiv.parse`'s job."""
+    """Fetches arXiv responses as bytes (`get`) or parsed (`get_feed`, via `bot.arxiv.parse`)."""
 
     def __init__(
         self,
@@ -129,11 +247,15 @@ class ArxivClient:
         http: httpx.AsyncClient | None = None,
         *,
         spacer: RequestSpacer | None = None,
+        stamp: RequestStamp | None = None,
         sleep: Sleep = asyncio.sleep,
         attempts: int = 5,
         max_backoff: float = 120.0,
         max_retry_after: float = 600.0,
     ) -> None:
+        """`max_retry_after`: a longer Retry-After is not waited out inside one call (the
+        call fails and the next poll tries again); the wait itself, for this call and for
+        every later request, is capped at `settings.arxiv_max_retry_after`."""
         self._settings = settings
         self._http = http or httpx.AsyncClient(
             headers={"User-Agent": USER_AGENT},
@@ -141,11 +263,15 @@ class ArxivClient:
             follow_redirects=True,
             limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
         )
-        self._spacer = spacer or RequestSpacer(settings.arxiv_min_request_interval, sleep=sleep)
+        self._spacer = spacer or RequestSpacer(
+            settings.arxiv_min_request_interval, sleep=sleep, shared=stamp
+        )
         self._sleep = sleep
         self._attempts = attempts
         self._backoff = wait_random_exponential(multiplier=1, max=max_backoff)
         self._max_retry_after = max_retry_after
+        self._retry_after_cap = settings.arxiv_max_retry_after
+        self._max_body = int(settings.arxiv_max_response_mib * MIB)
 
     @property
     def rss_url(self) -> str:
@@ -155,7 +281,7 @@ class ArxivClient:
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
         if isinstance(error, ArxivBusyError) and error.retry_after is not None:
-            return error.retry_after
+            return min(error.retry_after, self._retry_after_cap)
         return self._backoff(state)
 
     def _log_retry(self, state: RetryCallState) -> None:
@@ -163,6 +289,16 @@ class ArxivClient:
         wait = state.next_action.sleep if state.next_action else 0.0
         log.warning(
             "arxiv retry attempt=%d wait=%.1fs reason=%s", state.attempt_number, wait, error
+        )
+
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            stop=stop_after_attempt(self._attempts),
+            wait=self._wait,
+            retry=retry_if_exception_type(ArxivTransientError),
+            sleep=self._sleep,
+            before_sleep=self._log_retry,
+            reraise=True,
         )
 
     async def get(
@@ -174,22 +310,34 @@ class ArxivClient:
         last_modified: str | None = None,
     ) -> Fetched:
         """GET with spacing, retries and conditional headers; raises ArxivHTTPError."""
-        headers = {}
-        if etag:
-            headers["If-None-Match"] = etag
-        if last_modified:
-            headers["If-Modified-Since"] = last_modified
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self._attempts),
-            wait=self._wait,
-            retry=retry_if_exception_type(ArxivTransientError),
-            sleep=self._sleep,
-            before_sleep=self._log_retry,
-            reraise=True,
-        )
-        async for attempt in retrying:
+        headers = _conditional(etag, last_modified)
+        async for attempt in self._retrying():
             with attempt:
                 return await self._once(url, params, headers)
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    async def get_feed(
+        self,
+        url: str,
+        params: dict[str, str] | None = None,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> Fetched:
+        """`get`, parsed into `Fetched.feed` (None when not modified).
+
+        A body cut short or an HTML page in place of the feed is a transient fault,
+        retried with backoff like a 5xx; after the last attempt it is raised as
+        ArxivUnreadableError. Other FeedErrors (an error document, a refused DOCTYPE)
+        are raised at once.
+        """
+        headers = _conditional(etag, last_modified)
+        async for attempt in self._retrying():
+            with attempt:
+                fetched = await self._once(url, params, headers)
+                if fetched.not_modified:
+                    return fetched
+                return replace(fetched, feed=_parse_or_retry(fetched.body))
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def _once(
@@ -198,11 +346,17 @@ class ArxivClient:
         await self._spacer.wait()
         log.info("arxiv request url=%s params=%s", url, params or {})
         try:
-            response = await self._http.get(url, params=params, headers=headers)
+            async with self._http.stream("GET", url, params=params, headers=headers) as response:
+                return await self._answer(url, response, headers)
         except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             raise ArxivTransientError(f"{url}: {type(exc).__name__}") from exc
+        except httpx.DecodingError as exc:
+            raise ArxivTransientError(f"{url}: undecodable body ({type(exc).__name__})") from exc
         except httpx.HTTPError as exc:
             raise ArxivHTTPError(f"cannot reach {url}: {type(exc).__name__}") from exc
+
+    async def _answer(self, url: str, response: httpx.Response, headers: dict[str, str]) -> Fetched:
+        """Turn a streamed response into a Fetched or the matching ArxivHTTPError."""
         status = response.status_code
         if status == 304:
             return Fetched(
@@ -212,29 +366,39 @@ class ArxivClient:
                 last_modified=headers.get("If-Modified-Since"),
             )
         if status in (429, 503):
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            if retry_after is not None:
-                self._spacer.hold_off(retry_after)
-                if retry_after > self._max_retry_after:
-                    raise ArxivHTTPError(
-                        f"{url} answered HTTP {status}; asked us to wait {retry_after:.0f} s"
-                    )
-            raise ArxivBusyError(f"{url} answered HTTP {status}", retry_after)
+            raise self._busy(url, status, response.headers.get("Retry-After"))
         if status >= 500:
             raise ArxivTransientError(f"{url} answered HTTP {status}")
         if status != 200:
-            raise ArxivHTTPError(f"{url} answered HTTP {status}{_error_detail(response.content)}")
+            body = await _read_capped(url, response, ERROR_BODY_LIMIT, cut=True)
+            raise ArxivHTTPError(f"{url} answered HTTP {status}{_error_detail(body)}")
         return Fetched(
-            response.content,
+            await _read_capped(url, response, self._max_body),
             etag=response.headers.get("ETag"),
             last_modified=response.headers.get("Last-Modified"),
         )
 
+    def _busy(self, url: str, status: int, header: str | None) -> ArxivHTTPError:
+        """429/503: hold every later request back for the (capped) Retry-After."""
+        asked = parse_retry_after(header)
+        if asked is None:
+            return ArxivBusyError(f"{url} answered HTTP {status}", None)
+        wait = min(asked, self._retry_after_cap)
+        if wait < asked:
+            log.warning(
+                "arxiv asked us to wait %.0f s; waiting at most %.0f s url=%s", asked, wait, url
+            )
+        self._spacer.hold_off(wait)
+        if wait > self._max_retry_after:
+            return ArxivHTTPError(f"{url} answered HTTP {status}; asked us to wait {asked:.0f} s")
+        return ArxivBusyError(f"{url} answered HTTP {status}", wait)
+
     async def fetch_rss(
         self, *, etag: str | None = None, last_modified: str | None = None
     ) -> Fetched:
-        """Today's announcement for the configured categories, in one combined request."""
-        return await self.get(self.rss_url, etag=etag, last_modified=last_modified)
+        """Today's announcement for the configured categories, in one combined request,
+        parsed (`Fetched.feed`)."""
+        return await self.get_feed(self.rss_url, etag=etag, last_modified=last_modified)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -3,10 +3,17 @@
 Every source has a row in `poll_state`. Its watermark moves only in the transaction
 that stores the papers it covers, so a crash or a bad response repeats work and never
 skips it; storing is idempotent, so repeating is harmless.
+
+Faults: the client retries what is transient (5xx, resets, a body cut short, an HTML
+page in place of the feed); an expired OAI-PMH resumption token restarts that set's
+harvest from its first page. One poll, and one harvested day, may take at most
+`timeout` seconds (ARXIV_POLL_TIMEOUT) however the server dribbles. Whatever fails
+is recorded in the source's `last_error`, which `/status` shows.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -14,7 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
 from bot.arxiv.client import ArxivClient, ArxivHTTPError
-from bot.arxiv.parse import FeedError, OaiError, parse_feed
+from bot.arxiv.parse import Feed, FeedError, OaiError
 from bot.arxiv.schedule import estimated_listing_date
 from bot.domain import AnnounceType, Paper
 from bot.ingest import IngestResult, store
@@ -31,6 +38,8 @@ Status = Literal["stored", "unchanged", "no_mailing", "failed"]
 MAX_CATCH_UP_DAYS = 14
 # A first version submitted this many days before a harvested day still counts as new.
 NEW_PAPER_SLACK = timedelta(days=4)
+# How often one day's harvest of one set starts again after an expired resumption token.
+TOKEN_RESTARTS = 2
 
 
 def _utcnow() -> datetime:
@@ -74,8 +83,10 @@ class Poller:
         oai_url: str,
         catalog: Catalog | None = None,
         clock: Clock = _utcnow,
+        timeout: float = 900.0,
     ) -> None:
         self._client = client
+        self._timeout = timeout
         self._uow = uow_factory
         self._categories = tuple(categories)
         self._oai_url = oai_url
@@ -93,38 +104,25 @@ class Poller:
         """One RSS poll. Never raises for arXiv's faults: they become a `failed` outcome."""
         state = await self._state(self.rss_source)
         try:
-            fetched = await self._client.fetch_rss(
-                etag=state.etag, last_modified=state.last_modified
-            )
-            if fetched.not_modified:
-                await self._attempted(state, None)
-                return PollOutcome(self.rss_source, "unchanged", state.last_announced)
-            feed = parse_feed(fetched.body)
-        except (ArxivHTTPError, FeedError) as exc:
-            log.warning("arxiv poll failed source=%s error=%s", self.rss_source, exc)
-            await self._attempted(state, str(exc))
-            return PollOutcome(self.rss_source, "failed", state.last_announced, error=str(exc))
+            async with asyncio.timeout(self._timeout):
+                fetched = await self._client.fetch_rss(
+                    etag=state.etag, last_modified=state.last_modified
+                )
+        except (ArxivHTTPError, FeedError, TimeoutError) as exc:
+            return await self._failed(state, _reason(exc, self._timeout))
+        if fetched.not_modified or fetched.feed is None:
+            await self._attempted(state, None)
+            return PollOutcome(self.rss_source, "unchanged", state.last_announced)
+        feed = fetched.feed
         if not feed.papers:
             log.info("arxiv poll source=%s: no mailing in the feed", self.rss_source)
             await self._attempted(state, None)
             return PollOutcome(self.rss_source, "no_mailing", state.last_announced)
-        async with self._uow() as uow:
-            result = await store(uow, feed.papers, self._catalog)
-            same_day = feed.announced is not None and feed.announced == state.last_announced
-            await uow.poll_state.save(
-                replace(
-                    state,
-                    watermark=feed.announced.isoformat() if feed.announced else state.watermark,
-                    etag=fetched.etag,
-                    last_modified=fetched.last_modified,
-                    last_announced=feed.announced or state.last_announced,
-                    last_count=(state.last_count if same_day else 0) + len(result.new),
-                    last_success_at=self._clock(),
-                    last_attempt_at=self._clock(),
-                    last_error=None,
-                )
-            )
-            await uow.commit()
+        try:
+            result = await self._store_listing(state, fetched.etag, fetched.last_modified, feed)
+        except Exception as exc:  # the runner's one handler: record it for /status, go on
+            log.exception("arxiv poll could not store source=%s", self.rss_source)
+            return await self._failed(state, f"storing the listing failed: {exc}"[:300])
         log.info(
             "arxiv poll source=%s announced=%s new=%d updated=%d",
             self.rss_source,
@@ -135,6 +133,34 @@ class Poller:
         return PollOutcome(
             self.rss_source, "stored", feed.announced, len(result.new), len(result.updated)
         )
+
+    async def _store_listing(
+        self, state: PollState, etag: str | None, last_modified: str | None, feed: Feed
+    ) -> IngestResult:
+        """Store a daily listing and advance the RSS watermark in one transaction."""
+        async with self._uow() as uow:
+            result = await store(uow, feed.papers, self._catalog)
+            same_day = feed.announced is not None and feed.announced == state.last_announced
+            await uow.poll_state.save(
+                replace(
+                    state,
+                    watermark=feed.announced.isoformat() if feed.announced else state.watermark,
+                    etag=etag,
+                    last_modified=last_modified,
+                    last_announced=feed.announced or state.last_announced,
+                    last_count=(state.last_count if same_day else 0) + len(result.new),
+                    last_success_at=self._clock(),
+                    last_attempt_at=self._clock(),
+                    last_error=None,
+                )
+            )
+            await uow.commit()
+        return result
+
+    async def _failed(self, state: PollState, error: str) -> PollOutcome:
+        log.warning("arxiv poll failed source=%s error=%s", state.source, error)
+        await self._attempted(state, error)
+        return PollOutcome(state.source, "failed", state.last_announced, error=error)
 
     # --- OAI-PMH: catch-up after downtime, and backfill ------------------------------
 
@@ -155,7 +181,7 @@ class Poller:
         day = first if done is None or done < first else done + timedelta(days=1)
         today = self._clock().date()
         while day <= last:
-            result = await self._harvest_day(day)
+            result = await self._harvest_day_in_time(day)
             totals = _add(totals, result)
             if day < today:  # today's records are still arriving: harvest it again later
                 async with self._uow() as uow:
@@ -169,6 +195,24 @@ class Poller:
             day += timedelta(days=1)
         return totals
 
+    async def _harvest_day_in_time(self, day: date) -> IngestResult:
+        """One day within the timeout; a failure is recorded on the OAI source, then raised
+        (ArxivHTTPError or FeedError) for the caller to report."""
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await self._harvest_day(day)
+        except TimeoutError as exc:
+            error = ArxivHTTPError(f"harvest of {day}: {_reason(exc, self._timeout)}")
+            await self._harvest_failed(day, error)
+            raise error from exc
+        except (ArxivHTTPError, FeedError) as exc:
+            await self._harvest_failed(day, exc)
+            raise
+
+    async def _harvest_failed(self, day: date, error: Exception) -> None:
+        log.warning("arxiv harvest failed source=%s day=%s error=%s", self.oai_source, day, error)
+        await self._attempted(await self._state(self.oai_source), f"{day}: {error}"[:300])
+
     async def catch_up(self) -> IngestResult | None:
         """After downtime, fill the gap since the last stored listing (up to 14 days)."""
         today = self._clock().date()
@@ -181,32 +225,47 @@ class Poller:
         log.info("arxiv catch-up from=%s until=%s", start, today)
         return await self.harvest(start, today)
 
-    async def _harvest_day(self, day: date, restarts: int = 2) -> IngestResult:
+    async def _harvest_day(self, day: date) -> IngestResult:
         totals = IngestResult()
         for oai_set in oai_sets(self._categories):
-            params = {
-                "verb": "ListRecords",
-                "metadataPrefix": "arXivRaw",
-                "set": oai_set,
-                "from": day.isoformat(),
-                "until": day.isoformat(),
-            }
-            while True:
-                try:
-                    feed = parse_feed((await self._client.get(self._oai_url, params)).body)
-                except OaiError as exc:
-                    if exc.code != "badResumptionToken" or restarts == 0:
-                        raise
-                    log.warning("oai token expired day=%s set=%s: restarting the day", day, oai_set)
-                    return _add(totals, await self._harvest_day(day, restarts - 1))
-                papers = [self._classify(p, day) for p in feed.papers if self._wanted(p)]
-                async with self._uow() as uow:
-                    totals = _add(totals, await store(uow, papers, self._catalog))
-                    await uow.commit()
-                if not feed.resumption_token:
-                    break
-                params = {"verb": "ListRecords", "resumptionToken": feed.resumption_token}
+            totals = _add(totals, await self._harvest_set(day, oai_set))
         return totals
+
+    async def _harvest_set(self, day: date, oai_set: str) -> IngestResult:
+        """Every page of one set's records for one day, each page stored as it comes.
+
+        An expired resumption token (badResumptionToken) cannot be retried as it is:
+        the set's harvest starts again from its first page, at most TOKEN_RESTARTS
+        times. Pages stored before the restart come back as unchanged.
+        """
+        first = {
+            "verb": "ListRecords",
+            "metadataPrefix": "arXivRaw",
+            "set": oai_set,
+            "from": day.isoformat(),
+            "until": day.isoformat(),
+        }
+        totals = IngestResult()
+        params, restarts = first, TOKEN_RESTARTS
+        while True:
+            try:
+                feed = (await self._client.get_feed(self._oai_url, params)).feed
+            except OaiError as exc:
+                if exc.code != "badResumptionToken" or restarts == 0:
+                    raise
+                restarts -= 1
+                log.warning("oai token expired day=%s set=%s: restarting the set", day, oai_set)
+                params = first
+                continue
+            if feed is None:  # no validators were sent, so never "not modified"
+                raise ArxivHTTPError(f"{self._oai_url} answered 304 to a plain request")
+            papers = [self._classify(p, day) for p in feed.papers if self._wanted(p)]
+            async with self._uow() as uow:
+                totals = _add(totals, await store(uow, papers, self._catalog))
+                await uow.commit()
+            if not feed.resumption_token:
+                return totals
+            params = {"verb": "ListRecords", "resumptionToken": feed.resumption_token}
 
     def _wanted(self, paper: Paper) -> bool:
         return any(c in self._categories for c in paper.categories)
@@ -242,6 +301,12 @@ class Poller:
                 replace(current, last_attempt_at=self._clock(), last_error=error)
             )
             await uow.commit()
+
+
+def _reason(exc: Exception, timeout: float) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"arXiv did not answer within {timeout:g} s (ARXIV_POLL_TIMEOUT); gave up"
+    return str(exc)
 
 
 def _add(a: IngestResult, b: IngestResult) -> IngestResult:
