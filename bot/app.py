@@ -11,6 +11,7 @@ import contextlib
 import logging
 import signal
 import sys
+import uuid
 from datetime import timedelta
 from typing import TextIO
 
@@ -33,6 +34,7 @@ from bot.topics.tagging import catalog_rules
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database
+from storage.politeness import DatabaseRequestStamp
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +63,12 @@ def open_catalog() -> Catalog:
 
 def build_poller(settings: Settings, db: Database, catalog: Catalog) -> Poller:
     return Poller(
-        ArxivClient(settings),
+        ArxivClient(settings, stamp=DatabaseRequestStamp(db.uow)),
         db.uow,
         settings.arxiv_categories,
         oai_url=settings.arxiv_oai_url,
         catalog=catalog,
+        timeout=settings.arxiv_poll_timeout,
     )
 
 
@@ -106,8 +109,16 @@ async def run_bot(
         messengers["slack"] = slack.messenger
         adapters.append(slack)
     poller = build_poller(settings, db, catalog) if role in ("all", "poller") else None
+    process_id = uuid.uuid4().hex  # in the processes table, and on each claim it makes
     deliverer = (
-        Deliverer(db.uow, messengers, catalog, lease=timedelta(seconds=settings.delivery_lease))
+        Deliverer(
+            db.uow,
+            messengers,
+            catalog,
+            lease=timedelta(seconds=settings.delivery_lease),
+            give_up_after=timedelta(seconds=settings.delivery_give_up_after),
+            process_id=process_id,
+        )
         if role in ("all", "worker")
         else None
     )
@@ -124,6 +135,7 @@ async def run_bot(
         interval=settings.heartbeat_interval,
         overall=settings.telegram_messages_per_second,
         on_share=take,
+        process_id=process_id,
     )
     scheduler = build_scheduler(
         Jobs(db, poller, deliverer, catalog, peers=peers),

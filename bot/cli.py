@@ -179,6 +179,23 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def cmd_outbox(args: argparse.Namespace, settings: Settings) -> int:
+    """`outbox retry-dead [--id N]`: dead letters (all, or one) are due again now, their
+    failures forgotten, so the workers try them afresh."""
+    db = await open_database(settings)
+    try:
+        async with db.uow() as uow:
+            requeued = await uow.outbox.requeue_dead(datetime.now(UTC), args.id)
+            await uow.commit()
+    finally:
+        await db.dispose()
+    if args.id is not None and not requeued:
+        print(f"No dead letter #{args.id} (see `paperwatch status` for the dead letters).")
+        return 1
+    print(f"Requeued {requeued:,} dead letter(s); the workers send them at their next look.")
+    return 0
+
+
 async def cmd_tag(args: argparse.Namespace, settings: Settings) -> int:
     """Tag the papers of a saved response or JSON-lines file; no database needed."""
     catalog = open_catalog()
@@ -309,6 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     backfill = add("backfill", cmd_backfill, "fill the last N days from arXiv's OAI-PMH")
     backfill.add_argument("--days", type=_days, default=56, help="how far back (default 56)")
     add("status", cmd_status, "when arXiv was last ingested, and when the next mailing is due")
+    outbox = add("outbox", cmd_outbox, "the outbox: retry-dead requeues the dead letters")
+    outbox.add_argument("action", choices=["retry-dead"])
+    outbox.add_argument("--id", type=int, help="only the dead letter with this number")
     tag = add("tag", cmd_tag, "print the topics of each paper in a file (no database needed)")
     tag.add_argument("file", type=Path, help="arXiv RSS/Atom/OAI response, or JSON lines")
     add("topics", cmd_topics, "list the topic catalog")

@@ -116,6 +116,11 @@ class Settings(BaseSettings):
         default=10.0, gt=0, validation_alias="PAPERWATCH_DELIVER_INTERVAL"
     )
     delivery_lease: float = Field(default=120.0, gt=0, validation_alias="PAPERWATCH_DELIVERY_LEASE")
+    # Seconds a message keeps being retried while sending it fails (an outage), counted
+    # from the first failure in a row; after that it is a dead letter (retry-dead).
+    delivery_give_up_after: float = Field(
+        default=86400.0, gt=0, validation_alias="PAPERWATCH_DELIVERY_GIVE_UP_AFTER"
+    )
     # Processes beat this often to share the flood limits and the chats (bot.delivery.peers).
     heartbeat_interval: float = Field(
         default=5.0, gt=0, validation_alias="PAPERWATCH_HEARTBEAT_INTERVAL"

@@ -195,7 +195,9 @@ class OutboxRow(Base):
     "papers" (the chat's matches, then frozen) when the row is first claimed; "sent"
     counts the alerts done, "parts_sent" the parts of a digest or notice. Status moves
     pending -> sending (claimed; `due_at` is then the end of the claim) -> pending (more
-    to send) | sent | dead; "folded" items live on inside their digest.
+    to send) | sent | dead; "folded" items live on inside their digest. A row dies on
+    a permanent error, or once its failures have lasted the give-up budget counted
+    from `failing_since`.
     """
 
     __tablename__ = "outbox"
@@ -211,10 +213,14 @@ class OutboxRow(Base):
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
     status: Mapped[str] = mapped_column(String(16), default="pending")
     due_at: Mapped[datetime] = mapped_column(default=utcnow)
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)  # failures in a row
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column()
+    # The first failure of the current run of failures (NULL after a success).
+    failing_since: Mapped[datetime | None] = mapped_column()
+    # The process (`processes.id`) holding the claim while status is "sending".
+    claimed_by: Mapped[str | None] = mapped_column(String(32))
 
 
 class PollStateRow(Base):

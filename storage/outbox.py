@@ -34,6 +34,8 @@ class OutboxItem:
     kind: str
     payload: dict[str, Any]
     attempts: int
+    # When the current run of failures began; None when the last try succeeded.
+    failing_since: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +108,19 @@ class OutboxRepository:
         return int(result.rowcount or 0)
 
     async def claim(
-        self, now: datetime, lease: timedelta, limit: int, share: tuple[int, int] = (0, 1)
+        self,
+        now: datetime,
+        lease: timedelta,
+        limit: int,
+        share: tuple[int, int] = (0, 1),
+        claimed_by: str | None = None,
     ) -> list[OutboxItem]:
         """Take up to `limit` due rows of active, unpaused chats for `lease`.
 
         `share` (slot, workers): only rows of chats whose id is `slot` modulo `workers`,
         so that each chat's messages leave through one worker's flood limits.
+        `claimed_by`: the claiming process, whose claims are released when it dies
+        (`ProcessRepository.forget`).
         """
         slot, workers = share
         due = (
@@ -133,7 +142,12 @@ class OutboxRepository:
         statement = (
             update(OutboxRow)
             .where(OutboxRow.id.in_(due.scalar_subquery()))
-            .values(status="sending", due_at=now + lease, attempts=OutboxRow.attempts + 1)
+            .values(
+                status="sending",
+                due_at=now + lease,
+                attempts=OutboxRow.attempts + 1,
+                claimed_by=claimed_by,
+            )
             .returning(
                 OutboxRow.id,
                 OutboxRow.chat_id,
@@ -141,16 +155,21 @@ class OutboxRepository:
                 OutboxRow.kind,
                 OutboxRow.payload,
                 OutboxRow.attempts,
+                OutboxRow.failing_since,
             )
         )
         rows = (await self._s.execute(statement)).all()
         return sorted((OutboxItem(*row) for row in rows), key=lambda item: item.id)
 
-    async def record(self, progress: Iterable[Progress], now: datetime) -> None:
+    async def record(
+        self, progress: Iterable[Progress], now: datetime, claimed_by: str | None = None
+    ) -> None:
         """Save what claims got done: finished rows are sent, the rest due again now.
 
-        A successful claim also clears the attempt count: attempts count failures in
-        a row, not the messages of a long row.
+        Only rows still claimed by `claimed_by` are changed: a claim that was released
+        (its process taken for dead) and taken by another must not be set back. A
+        successful claim also clears the failures: attempts and `failing_since` count
+        failures in a row, not the messages of a long row.
         """
         params = [
             {
@@ -164,9 +183,14 @@ class OutboxRepository:
         if not params:
             return
         table = OutboxRow.__table__
+        owner = table.c.claimed_by
         statement = (
             table.update()
-            .where(table.c.id == bindparam("item"), table.c.status == "sending")
+            .where(
+                table.c.id == bindparam("item"),
+                table.c.status == "sending",
+                owner.is_(None) if claimed_by is None else owner == claimed_by,
+            )
             .values(
                 payload=bindparam("new_payload", type_=JSON),
                 status=bindparam("new_status"),
@@ -174,24 +198,62 @@ class OutboxRepository:
                 due_at=now,
                 attempts=0,
                 last_error=None,
+                failing_since=None,
+                claimed_by=None,
             )
         )
         await self._s.execute(statement, params)
 
-    async def retry_at(
-        self, item_id: int, when: datetime, error: str | None, *, count_attempt: bool = True
-    ) -> None:
-        values: dict[str, Any] = {"status": "pending", "due_at": when, "last_error": error}
-        if not count_attempt:  # waiting out a rate limit is not a failed attempt
-            values["attempts"] = OutboxRow.attempts - 1
-        await self._s.execute(update(OutboxRow).where(OutboxRow.id == item_id).values(**values))
+    async def retry_at(self, item_id: int, when: datetime, why: str | None) -> None:
+        """Release the claim until `when` without counting a failure (a rate limit, quiet
+        hours, a moved chat): the claim's attempt is taken back."""
+        await self._s.execute(
+            update(OutboxRow)
+            .where(OutboxRow.id == item_id)
+            .values(
+                status="pending",
+                due_at=when,
+                last_error=why,
+                attempts=OutboxRow.attempts - 1,
+                claimed_by=None,
+            )
+        )
+
+    async def failed(self, item_id: int, when: datetime, error: str, now: datetime) -> None:
+        """A failed try: due again at `when`; a first failure starts `failing_since`."""
+        await self._s.execute(
+            update(OutboxRow)
+            .where(OutboxRow.id == item_id)
+            .values(
+                status="pending",
+                due_at=when,
+                last_error=error[:2000],
+                failing_since=func.coalesce(
+                    OutboxRow.failing_since, literal(now, OutboxRow.failing_since.type)
+                ),
+                claimed_by=None,
+            )
+        )
 
     async def mark_dead(self, item_id: int, error: str) -> None:
         await self._s.execute(
             update(OutboxRow)
             .where(OutboxRow.id == item_id)
-            .values(status="dead", last_error=error[:2000])
+            .values(status="dead", last_error=error[:2000], claimed_by=None)
         )
+
+    async def requeue_dead(self, now: datetime, item_id: int | None = None) -> int:
+        """Dead rows (all, or the one `item_id`) become due now with their failures
+        forgotten; returns how many. The last error stays until the next try."""
+        statement = (
+            update(OutboxRow)
+            .where(OutboxRow.status == "dead")
+            .values(status="pending", due_at=now, attempts=0, failing_since=None)
+        )
+        if item_id is not None:
+            statement = statement.where(OutboxRow.id == item_id)
+        result = await self._s.execute(statement)
+        return int(result.rowcount or 0)
 
     async def save_payloads(self, payloads: dict[int, dict[str, Any]]) -> None:
         """Replace the payloads of rows (by id), in one statement."""
@@ -222,22 +284,45 @@ class OutboxRepository:
         )
         await self._s.flush()
 
-    async def fold_digest(self, chat_id: int, now: datetime) -> int:
-        """Gather a chat's waiting items into one digest row; returns how many items."""
-        stmt = (
-            select(OutboxRow.id, OutboxRow.payload)
-            .where(
-                OutboxRow.chat_id == chat_id,
-                OutboxRow.kind == "item",
-                OutboxRow.status == "pending",
-            )
-            .order_by(OutboxRow.id)
+    async def fold_digest(
+        self, chat_id: int, now: datetime, due: datetime | None, next_due: datetime | None
+    ) -> int | None:
+        """Take the chat's digest that fell due at `due`, and gather its waiting items
+        into one digest row; returns how many items, or None when the digest was not
+        there to take.
+
+        Safe when several processes fold at once: the digest is taken with a
+        compare-and-set of `next_digest_at` (from `due` to `next_due`), which only one
+        transaction wins, and the items are those this transaction itself turned from
+        pending to folded. The compare-and-set comes first, so on PostgreSQL a second
+        folder waits on the chat's row and then finds it moved on, and on SQLite it
+        waits for the write lock.
+        """
+        taken = await self._s.execute(
+            update(ChatRow)
+            .where(ChatRow.id == chat_id, ChatRow.next_digest_at == due)
+            .values(next_digest_at=next_due)
+            .execution_options(synchronize_session=False)
         )
-        items = (await self._s.execute(stmt)).all()
-        if not items:
+        if not taken.rowcount:
+            return None
+        folded = (
+            await self._s.execute(
+                update(OutboxRow)
+                .where(
+                    OutboxRow.chat_id == chat_id,
+                    OutboxRow.kind == "item",
+                    OutboxRow.status == "pending",
+                )
+                .values(status="folded")
+                .returning(OutboxRow.id, OutboxRow.payload)
+                .execution_options(synchronize_session=False)
+            )
+        ).all()
+        if not folded:
             return 0
-        batches = sorted({int(b) for _, payload in items for b in payload.get("batches", [])})
-        papers = sorted({int(p) for _, payload in items for p in payload.get("papers", [])})
+        batches = sorted({int(b) for _, payload in folded for b in payload.get("batches", [])})
+        papers = sorted({int(p) for _, payload in folded for p in payload.get("papers", [])})
         self._s.add(
             OutboxRow(
                 chat_id=chat_id,
@@ -249,13 +334,8 @@ class OutboxRepository:
                 created_at=now,
             )
         )
-        await self._s.execute(
-            update(OutboxRow)
-            .where(OutboxRow.id.in_([item for item, _ in items]))
-            .values(status="folded")
-        )
         await self._s.flush()
-        return len(items)
+        return len(folded)
 
     async def release_held(self, chat_id: int, now: datetime) -> None:
         """A chat switched to instant alerts: its waiting items become alerts now."""

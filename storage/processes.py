@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.models import ProcessRow
+from storage.models import OutboxRow, ProcessRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +43,34 @@ class ProcessRepository:
         )
         return [Process(*row) for row in rows]
 
-    async def leave(self, process_id: str) -> None:
-        """The process stopped: the others need not wait for it to go stale."""
+    async def leave(self, process_id: str, now: datetime) -> None:
+        """The process stopped: the others need not wait for it to go stale, nor for
+        the leases of its claims to end."""
+        await self._release(OutboxRow.claimed_by == process_id, now)
         await self._s.execute(delete(ProcessRow).where(ProcessRow.id == process_id))
 
-    async def forget(self, before: datetime) -> None:
-        """Remove the processes last seen before `before` (they died)."""
+    async def forget(self, before: datetime, now: datetime) -> int:
+        """Remove the processes last seen before `before` (they died), and release their
+        claims: the rows they were sending are due again `now`, their attempt taken
+        back, rather than waiting for the lease to end. Returns the claims released.
+        """
+        dead = select(ProcessRow.id).where(ProcessRow.seen_at < before)
+        released = await self._release(OutboxRow.claimed_by.in_(dead), now)
         await self._s.execute(delete(ProcessRow).where(ProcessRow.seen_at < before))
+        return released
+
+    async def _release(self, claimed: ColumnElement[bool], now: datetime) -> int:
+        """The rows being sent under those claims are due again `now`; the claim's
+        attempt is taken back (a process that stopped is not a failed try)."""
+        released = await self._s.execute(
+            update(OutboxRow)
+            .where(OutboxRow.status == "sending", claimed)
+            .values(
+                status="pending",
+                due_at=now,
+                attempts=OutboxRow.attempts - 1,
+                claimed_by=None,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        return int(released.rowcount or 0)  # type: ignore[attr-defined]

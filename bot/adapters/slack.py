@@ -28,7 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
 from bot.delivery.limits import KeyedLimiter
-from bot.delivery.messenger import RateLimited, RecipientGone, Transient
+from bot.delivery.messenger import Permanent, RateLimited, RecipientGone, Transient
 from bot.delivery.slack_render import MAX_BLOCKS, escape, render
 from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply
 from handlers.base import Context, Registry
@@ -86,7 +86,25 @@ def _meaning(exc: SlackApiError) -> Exception:
         return RecipientGone(error)
     if error == "ratelimited" or exc.response.status_code == 429:
         return RateLimited(float(exc.response.headers.get("Retry-After", 1)), "Slack rate limit")
-    return RuntimeError(f"Slack refused the message: {error}")
+    if error in _REFUSED_FOR_GOOD:  # this message as it is: retrying cannot help
+        return Permanent(f"Slack refused the message: {error}")
+    return Transient(f"Slack refused the message: {error}")
+
+
+# chat.postMessage errors about the message itself (docs.slack.dev, chat.postMessage).
+_REFUSED_FOR_GOOD = frozenset(
+    {
+        "invalid_blocks",
+        "invalid_blocks_format",
+        "msg_too_long",
+        "msg_blocks_too_long",
+        "no_text",
+        "too_many_attachments",
+        "invalid_attachments",
+        "invalid_arguments",
+        "markdown_text_conflict",
+    }
+)
 
 
 class SlackAdapter:

@@ -48,7 +48,7 @@ from bot.adapters.telegram_http import AiohttpRequest
 from bot.adapters.telegram_limits import MAX_IN_FLIGHT, TelegramRateLimiter, seconds
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
-from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
+from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
 from bot.delivery.telegram_render import render
 from bot.domain import Button, Chat, ChatKind, ChatRef, Command, Platform, Reply
 from handlers.base import Context, Registry, not_a_command
@@ -132,7 +132,9 @@ class TelegramMessenger:
         except BadRequest as exc:
             if any(reason in exc.message.lower() for reason in _GONE):
                 raise RecipientGone(exc.message) from exc
-            raise
+            # Any other 400 ("can't parse entities", "message is too long", a bad
+            # button) refuses this message as it is: retrying cannot help.
+            raise Permanent(exc.message) from exc
         except (TimedOut, NetworkError) as exc:
             raise Transient(str(exc)) from exc
 

@@ -19,10 +19,15 @@ from storage.uow import UnitOfWork
 
 class GroupCommit:
     def __init__(
-        self, uow_factory: Callable[[], UnitOfWork], clock: Callable[[], datetime]
+        self,
+        uow_factory: Callable[[], UnitOfWork],
+        clock: Callable[[], datetime],
+        *,
+        claimed_by: str | None = None,
     ) -> None:
         self._uow = uow_factory
         self._clock = clock
+        self._claimed_by = claimed_by  # only rows this process still holds are recorded
         self._waiting: list[tuple[Progress, asyncio.Future[None]]] = []
         self._lock = asyncio.Lock()
 
@@ -46,7 +51,7 @@ class GroupCommit:
         batch, self._waiting = self._waiting, []
         try:
             async with self._uow() as uow:
-                await uow.outbox.record([p for p, _ in batch], self._clock())
+                await uow.outbox.record([p for p, _ in batch], self._clock(), self._claimed_by)
                 await uow.commit()
         except BaseException as exc:
             error = exc if isinstance(exc, Exception) else RuntimeError("commit interrupted")

@@ -41,6 +41,12 @@ class Transient(DeliveryError):
     """Worth retrying later: network trouble, a 5xx, a timeout."""
 
 
+class Permanent(DeliveryError):
+    """The platform refuses this message and always will (a Telegram 400 such as
+    "can't parse entities" or "message is too long", Slack's `invalid_blocks`):
+    retrying cannot help, so the row is dead at once, for the operator to see."""
+
+
 class Messenger(Protocol):
     platform: Platform
 

@@ -19,8 +19,11 @@ From the live ones each process works out its `Share`:
 A process that starts beside others sends no outbox rows until each of them has beaten
 since it registered (two intervals), so they have made room for it first. A process
 that stops unregisters and the others take over at their next beat; one that dies is
-waited out until it goes stale. While the shares change, two workers may own a chat
-for a moment: a 429 then costs a wait (`retry_after`), never a message.
+waited out until it goes stale. Either way its claims on outbox rows are released
+then (a stale one's by the first process to forget it), so its chats' messages
+resume within three intervals of its last beat rather than at the end of a lease.
+While the shares change, two workers may own a chat for a moment: a 429 then costs a
+wait (`retry_after`), never a message.
 """
 
 from __future__ import annotations
@@ -83,8 +86,9 @@ class Peers:
         overall: float = 30.0,
         on_share: Callable[[Share], None] = lambda share: None,
         clock: Callable[[], datetime] = _utcnow,
+        process_id: str | None = None,
     ) -> None:
-        self.id = uuid.uuid4().hex
+        self.id = process_id or uuid.uuid4().hex
         self.role = role
         self.share = Share(rate=overall)
         self._overall = overall
@@ -99,9 +103,11 @@ class Peers:
         now = self._clock()
         async with self._uow() as uow:
             await uow.processes.beat(self.id, self.role, now)
-            await uow.processes.forget(before=now - SILENT_BEATS * self._interval)
+            released = await uow.processes.forget(now - SILENT_BEATS * self._interval, now)
             live = await uow.processes.live(now - SILENT_BEATS * self._interval)
             await uow.commit()
+        if released:
+            log.info("released %d claim(s) of process(es) taken for dead", released)
         if self._ready_at is None:
             alone = [p.id for p in live] == [self.id]
             self._ready_at = now if alone else now + 2 * self._interval
@@ -133,5 +139,5 @@ class Peers:
     async def leave(self) -> None:
         """Unregister at shutdown, so the others take over at their next beat."""
         async with self._uow() as uow:
-            await uow.processes.leave(self.id)
+            await uow.processes.leave(self.id, self._clock())
             await uow.commit()

@@ -6,13 +6,17 @@ how far it got; a row with more to say is due again at once and goes to the back
 the queue, so a chat with forty alerts does not hold up the next chat's first one. The
 records of concurrent sends share transactions (`GroupCommit`), and a row cannot be
 claimed again before its record is committed: a crash re-sends at most the messages
-that were in flight, one per chat.
+that were in flight, one per chat (delivery is at least once).
 
 - Rate-limited: the row waits the server's delay (not counted as a failed attempt).
 - Recipient gone: the chat is deactivated (its subscriptions are kept for /start).
 - Chat moved: the chat takes its new id and the row is retried at once.
-- Anything else: exponential backoff with jitter, then dead-lettered after
-  `max_attempts` failures in a row (visible in `paperwatch status`).
+- Permanent (the platform refuses this message and always will): dead at once.
+- Anything else (an outage, a 5xx, a timeout): exponential backoff with jitter,
+  capped at an hour, for as long as the failures last; the row dies only once they
+  have lasted `give_up_after` (24 hours by default) counted from the first failure
+  in a row. Dead rows show in `paperwatch status`; `paperwatch outbox retry-dead`
+  brings them back.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 
 from bot.delivery.content import Audience, alert, digest
 from bot.delivery.group_commit import GroupCommit
-from bot.delivery.messenger import ChatMoved, Messenger, RateLimited, RecipientGone
+from bot.delivery.messenger import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
 from bot.delivery.schedule import next_digest_at, quiet_until
 from bot.domain import Chat, ChatRef, Paper, Reply, Subscription
 from bot.topics.catalog import Catalog
@@ -83,18 +87,22 @@ class Deliverer:
         catalog: Catalog,
         *,
         clock: Clock = _utcnow,
-        max_attempts: int = 8,
+        give_up_after: timedelta = timedelta(hours=24),
         lease: timedelta = timedelta(minutes=2),
         concurrency: int = 128,
+        process_id: str | None = None,
     ) -> None:
         self._uow = uow_factory
         self._messengers = dict(messengers)
         self._catalog = catalog
         self._clock = clock
-        self.max_attempts = max_attempts
+        self.give_up_after = give_up_after
         self._lease = lease
         self._concurrency = max(1, concurrency)
-        self._commits = GroupCommit(uow_factory, clock)
+        # Claims carry this process's id (`bot.delivery.peers`), so they are released
+        # when it is taken for dead, and only this process records what it sent.
+        self._process_id = process_id
+        self._commits = GroupCommit(uow_factory, clock, claimed_by=process_id)
         # (slot, workers): this worker's part of the chats (`bot.delivery.peers`).
         self.share = (0, 1)
 
@@ -147,7 +155,9 @@ class Deliverer:
         to send. Returns how many rows were claimed and the messages to send."""
         now = self._clock()
         async with self._uow() as uow:
-            items = await uow.outbox.claim(now, self._lease, limit, self.share)
+            items = await uow.outbox.claim(
+                now, self._lease, limit, self.share, claimed_by=self._process_id
+            )
             claimed = len(items)
             if not items:
                 return 0, []
@@ -292,15 +302,18 @@ class Deliverer:
                     ChatRef(chat.platform, chat.external_id),
                     ChatRef(chat.platform, exc.new_external_id),
                 )
-                await uow.outbox.retry_at(item.id, self._clock(), str(exc), count_attempt=False)
+                await uow.outbox.retry_at(item.id, self._clock(), str(exc))
                 await uow.commit()
             return 0
         except RecipientGone as exc:
             log.warning("recipient gone chat=%s: %s; deactivating it", chat.id, exc)
             async with self._uow() as uow:
                 await uow.chats.set_active(chat.id, False)
-                await uow.outbox.retry_at(item.id, self._clock(), str(exc), count_attempt=False)
+                await uow.outbox.retry_at(item.id, self._clock(), str(exc))
                 await uow.commit()
+            return 0
+        except Permanent as exc:
+            await self._failed(item, f"refused for good: {exc}", permanent=True)
             return 0
         except Exception as exc:
             log.warning(
@@ -329,41 +342,57 @@ class Deliverer:
 
     async def _later(self, item: OutboxItem, when: datetime, why: str) -> None:
         async with self._uow() as uow:
-            await uow.outbox.retry_at(item.id, when, why, count_attempt=False)
+            await uow.outbox.retry_at(item.id, when, why)
             await uow.commit()
 
-    async def _failed(self, item: OutboxItem, error: str) -> None:
+    async def _failed(self, item: OutboxItem, error: str, *, permanent: bool = False) -> None:
+        """A failed try: dead when `permanent` or when the failures have lasted
+        `give_up_after`; otherwise due again after a backoff (never past that budget,
+        so the last try comes when it ends)."""
+        now = self._clock()
+        since = item.failing_since or now
+        give_up_at = since + self.give_up_after
         async with self._uow() as uow:
-            if item.attempts >= self.max_attempts:
+            if permanent or now >= give_up_at:
                 log.error(
-                    "dead letter outbox=%s chat=%s after %d attempts: %s",
+                    "dead letter outbox=%s chat=%s after %d attempt(s) since %s: %s",
                     item.id,
                     item.chat_id,
                     item.attempts,
+                    since.isoformat(timespec="seconds"),
                     error,
                 )
                 await uow.outbox.mark_dead(item.id, error)
             else:
-                when = self._clock() + timedelta(seconds=backoff(item.attempts))
-                await uow.outbox.retry_at(item.id, when, error)
+                when = min(now + timedelta(seconds=backoff(item.attempts)), give_up_at)
+                await uow.outbox.failed(item.id, when, error, now)
             await uow.commit()
 
 
 async def fold_due_digests(
     uow_factory: Callable[[], UnitOfWork], now: datetime, limit: int = 500
 ) -> int:
-    """Turn the waiting items of every chat whose digest time has come into a digest."""
+    """Turn the waiting items of every chat whose digest time has come into a digest.
+
+    Each chat's digest is taken with a compare-and-set (`OutboxRepository.fold_digest`),
+    so two processes folding at once (a poller that lost its lock and does not know it
+    yet, say) never give a chat two digests.
+    """
     async with uow_factory() as uow:
         chats = await uow.chats.due_for_digest(now, limit)
     folded = 0
     for chat in chats:
         async with uow_factory() as uow:
-            items = await uow.outbox.fold_digest(chat.id, now)
+            items = await uow.outbox.fold_digest(
+                chat.id, now, chat.next_digest_at, next_digest_at(chat, now)
+            )
+            if items is None:  # another process took this digest (or it moved)
+                log.info("digest taken elsewhere chat=%s", chat.id)
+                continue
             if not items and chat.empty_digest_note:
                 await uow.outbox.enqueue_notice(
                     chat.id, "note", await _nothing_new(uow, chat, now), now
                 )
-            await uow.chats.update(chat.id, next_digest_at=next_digest_at(chat, now))
             await uow.commit()
         folded += 1 if items else 0
     return folded

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line
-from bot.delivery.messenger import ChatMoved, RateLimited, RecipientGone, Transient
+from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
 from bot.delivery.worker import Deliverer, fold_due_digests
 from bot.domain import (
     AnnounceType,
@@ -111,7 +111,7 @@ def chat_ctx(db: Database, small_catalog: Catalog, clock: Clock) -> Context:
 
 @pytest.fixture
 def deliverer(db: Database, small_catalog: Catalog, clock: Clock, recorder: Recorder) -> Deliverer:
-    return Deliverer(db.uow, {"console": recorder}, small_catalog, clock=clock, max_attempts=3)
+    return Deliverer(db.uow, {"console": recorder}, small_catalog, clock=clock)
 
 
 async def say(ctx: Context, line: str) -> str:
@@ -298,20 +298,119 @@ async def test_platform_errors_mean_something(
         assert len(recorder.sent) == 1
 
 
-async def test_transient_failures_end_in_the_dead_letter_queue(
-    db, small_catalog, clock, chat_ctx, deliverer, recorder
-) -> None:
+async def instant_alert_waiting(db, small_catalog, clock, chat_ctx) -> None:
     await say(chat_ctx, "/follow Web Agents")
     await say(chat_ctx, "/digest instant")
     await ingest(db, small_catalog, clock, WEB_RL)
-    for _ in range(deliverer.max_attempts):
-        recorder.failures.append(Transient("server error"))
+
+
+async def test_an_outage_of_hours_loses_no_alert(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    """The platform is unreachable for three hours (every send is Transient), with the
+    worker looking every 10 s: the row stays alive, and is sent once it is back."""
+    await instant_alert_waiting(db, small_catalog, clock, chat_ctx)
+    outage = Transient("Timed out")
+    started = clock()
+
+    async def tick(seconds: float) -> None:
+        recorder.failures[:] = [outage] * 10  # whatever is tried now fails
         await deliverer.drain()
-        clock.advance(hours=3)
+        clock.advance(seconds=seconds)
+
+    while clock() - started < timedelta(minutes=9):
+        await tick(10)
+    assert await outbox(db) == {"pending": 1}  # once dead after 8:00-8:50
+    while clock() - started < timedelta(hours=3):
+        await tick(60)
+    assert await outbox(db) == {"pending": 1}
+    tries = recorder.calls
+    assert 12 <= tries <= 20  # backoff grows to an hour: no hammering during an outage
+
+    recorder.failures.clear()  # the platform is back
+    while not recorder.sent and clock() - started < timedelta(hours=4, minutes=1):
+        await deliverer.drain()
+        clock.advance(seconds=10)
+    assert len(recorder.sent) == 1 and WEB_RL.title in recorder.sent[0][1]
+    assert await outbox(db) == {"sent": 1}
+
+
+async def test_failures_end_in_the_dead_letter_queue_after_the_budget(
+    db, small_catalog, clock, chat_ctx, recorder
+) -> None:
+    deliverer = Deliverer(
+        db.uow, {"console": recorder}, small_catalog, clock=clock, give_up_after=timedelta(hours=5)
+    )
+    await instant_alert_waiting(db, small_catalog, clock, chat_ctx)
+    started = clock()
+    while clock() - started < timedelta(hours=4, minutes=59):
+        recorder.failures[:] = [Transient("server error")]
+        await deliverer.drain()
+        clock.advance(minutes=5)
+    assert await outbox(db) == {"pending": 1}
+    clock.advance(minutes=2)  # the budget counts from the first failure: now it is spent
+    recorder.failures[:] = [Transient("server error")]
+    await deliverer.drain()
     assert await outbox(db) == {"dead": 1}
     async with db.uow() as uow:
         dead = await uow.outbox.dead_letters()
     assert "server error" in (dead[0][3] or "")
+
+
+async def test_a_success_starts_the_budget_afresh(
+    db, small_catalog, clock, chat_ctx, recorder
+) -> None:
+    """Failures in a row count, not failures of a long row: a batch whose sends fail now
+    and then for longer than the budget, each time recovering, is never dead."""
+    deliverer = Deliverer(
+        db.uow, {"console": recorder}, small_catalog, clock=clock, give_up_after=timedelta(hours=1)
+    )
+    await say(chat_ctx, "/follow Reinforcement Learning")
+    await say(chat_ctx, "/digest instant")
+    papers = [
+        paper(50 + n, f"Reinforcement learning study {n}", "We study reinforcement learning.")
+        for n in range(3)
+    ]
+    await ingest(db, small_catalog, clock, *papers)
+    for _ in papers:
+        recorder.failures[:] = [Transient("connection reset")]
+        await deliverer.drain()  # fails, then the next tick sends one
+        clock.advance(minutes=50)
+        await deliverer.drain()
+    assert await outbox(db) == {"sent": 1}
+    assert [text.split("\n")[-1] for _, text in recorder.sent] == [p.title for p in papers]
+
+
+async def test_a_permanent_refusal_is_dead_after_one_try(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await instant_alert_waiting(db, small_catalog, clock, chat_ctx)
+    recorder.failures.append(Permanent("Bad Request: message is too long"))
+    await deliverer.drain()
+    assert recorder.calls == 1
+    assert await outbox(db) == {"dead": 1}
+    async with db.uow() as uow:
+        ((_, _, kind, error),) = await uow.outbox.dead_letters()
+    assert kind == "alert" and "message is too long" in (error or "")
+    clock.advance(hours=2)
+    assert await deliverer.drain() == 0 and recorder.calls == 1  # never tried again
+
+
+async def test_dead_letters_can_be_requeued_and_are_then_delivered(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await instant_alert_waiting(db, small_catalog, clock, chat_ctx)
+    recorder.failures.append(Permanent("Bad Request: can't parse entities"))
+    await deliverer.drain()
+    async with db.uow() as uow:
+        ((dead_id, *_),) = await uow.outbox.dead_letters()
+        assert await uow.outbox.requeue_dead(clock(), dead_id + 1) == 0  # no such dead row
+        assert await uow.outbox.requeue_dead(clock(), dead_id) == 1
+        await uow.commit()
+    assert await deliverer.drain() == 1
+    assert await outbox(db) == {"sent": 1}
+    async with db.uow() as uow:
+        assert await uow.outbox.requeue_dead(clock()) == 0  # nothing dead any more
 
 
 async def test_a_moved_chat_keeps_everything(

@@ -41,6 +41,38 @@ async def test_a_delivery_round_longer_than_its_interval_is_not_a_warning(
     assert [r.getMessage() for r in caplog.records] == []
 
 
+class SlowLock:
+    """A database whose poller lock takes long to answer (and says no)."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def hold_poller_lock(self) -> bool:
+        self.asked += 1
+        await asyncio.sleep(0.5)
+        return False
+
+
+async def test_a_skipped_digest_tick_is_logged_but_a_skipped_delivery_round_is_not(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    slow, lock = SlowDrain(), SlowLock()
+    jobs = Jobs(lock, None, slow)  # type: ignore[arg-type]
+    scheduler = build_scheduler(
+        jobs, role="all", deliver_interval=0.05, heartbeat_interval=60, poll_on_start=False
+    )
+    scheduler.reschedule_job("digests", trigger="interval", seconds=0.05)
+    with caplog.at_level(logging.WARNING):
+        scheduler.start()
+        try:
+            await asyncio.sleep(0.8)
+        finally:
+            scheduler.shutdown(wait=False)
+    assert lock.asked >= 1 and slow.rounds >= 1
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert skipped and all("Jobs.digests" in message for message in skipped), skipped
+
+
 def test_an_unknown_role_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown role 'boss'"):
         build_scheduler(Jobs(None, None, None), role="boss")  # type: ignore[arg-type]
