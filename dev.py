@@ -33,7 +33,6 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".paperwatch-installed"
 REQUIREMENTS = ROOT / "requirements"
-BOOTSTRAP_IN = REQUIREMENTS / "bootstrap.in"
 BOOTSTRAP = REQUIREMENTS / "bootstrap.txt"
 LOCK = REQUIREMENTS / "lock.txt"
 #: Every file whose content decides what .venv holds; a change to any of them reinstalls.
