@@ -6,6 +6,7 @@ cause and the source's watermark commit together or not at all.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -15,7 +16,7 @@ from importlib import resources
 
 from bot.domain import Author, Paper, slugify
 from bot.topics.catalog import Catalog
-from bot.topics.tagging import build_tagger
+from bot.topics.tagging import FollowedText, build_tagger
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -54,13 +55,10 @@ async def store(
         await uow.papers.add_tags(curated, source="curated")
     touched = set(result.new) | set(result.updated)
     if catalog is not None and touched:
-        tagger = build_tagger(catalog, await uow.subscriptions.query_targets())
-        tags = [
-            (paper.arxiv_id, key, why)
-            for paper in normalised
-            if paper.arxiv_id in touched
-            for key, why in tagger.tag(paper).items()
-        ]
+        queries = await uow.subscriptions.query_targets()
+        fresh = [paper for paper in normalised if paper.arxiv_id in touched]
+        # Compiling and matching are pure CPU: a worker thread keeps the chats answered.
+        tags = await asyncio.to_thread(rule_tags, catalog, queries, fresh)
         await uow.papers.add_tags(tags, source="rule")
     announced_new = {p.arxiv_id for p in papers if p.announce_type.is_new_paper}
     new = tuple(a for a in result.new if a in announced_new)
@@ -73,6 +71,17 @@ async def store(
         unchanged=len(result.unchanged),
         late=len(result.new) - len(new),
     )
+
+
+def rule_tags(
+    catalog: Catalog, queries: Sequence[FollowedText], papers: Sequence[Paper]
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(arxiv id, tag, why) for every catalog rule and followed query each paper matches;
+    a followed query that does not compile is skipped (logged by `build_tagger`)."""
+    tagger = build_tagger(catalog, queries)
+    return [
+        (paper.arxiv_id, key, why) for paper in papers for key, why in tagger.tag(paper).items()
+    ]
 
 
 async def store_papers(

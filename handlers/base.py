@@ -30,6 +30,8 @@ class Context:
     catalog: Catalog
     latest_limit: int = 5
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    max_topics_per_chat: int = 50  # catalog topics one chat may follow (Settings)
+    max_queries_per_chat: int = 20  # own queries one chat may follow (Settings)
 
 
 Handler = Callable[[Command, Context], Awaitable[Reply]]

@@ -1,7 +1,16 @@
-"""Following things: /follow, /unfollow, /list, /latest."""
+"""Following things: /follow, /unfollow, /list, /latest.
+
+A chat follows at most `Context.max_topics_per_chat` catalog topics and
+`Context.max_queries_per_chat` own queries; a follow beyond that is refused with the
+limit and the way to make room, and changes nothing. A query is stored in its canonical
+form (`bot.topics.query.canonical`), which every ingest parses again: a query without a
+storable canonical form is refused at /follow, never stored.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
 
 from bot.domain import (
@@ -15,16 +24,23 @@ from bot.domain import (
     SubscriptionKind,
     Topic,
 )
-from bot.topics.query import Query, QueryError, parse_query
+from bot.topics.query import Query, QueryError, canonical, parse_query
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tagger import Tagger
 from bot.topics.tagging import query_key
 from handlers.base import CommandSpec, Context, ensure_digest_schedule
 from storage.uow import UnitOfWork
 
+log = logging.getLogger(__name__)
+
 EXAMPLE_TOPIC = "RL for LLM Agents"
-# A newly followed query is run over this many of the newest papers, so /latest has answers.
+# A newly followed query is run over this many of the newest papers, so /latest has answers
+# (about a day and a half of the watched categories; the matching runs in a worker thread).
 QUERY_BACKFILL = 2000
+# /list shows this many subscriptions per page, each line cut to LIST_LINE characters,
+# so that one page always fits one message on every platform.
+LIST_PAGE = 15
+LIST_LINE = 160
 
 
 def usage_error(usage: str, problem: str) -> Reply:
@@ -37,6 +53,30 @@ def query_error(text: str, error: QueryError) -> Reply:
         error.pretty(text),
         is_error=True,
     )
+
+
+def unstorable_query(error: QueryError) -> Reply:
+    """A query that parses but whose canonical (stored) form would not."""
+    return Reply.text(
+        "That query is too big to keep once written out in full "
+        "(with every AND and parenthesis spelled out); nothing was changed.",
+        f"{error.message}: {error.hint}" if error.hint else error.message,
+        is_error=True,
+    )
+
+
+def over_limit(kind: SubscriptionKind, limit: int) -> Reply:
+    """The refusal of a follow beyond the chat's limit, with the way to make room."""
+    what = "catalog topics" if kind is SubscriptionKind.TOPIC else "own queries"
+    return Reply.text(
+        f"This chat already follows {limit} {what}, the most it may. Nothing was changed.",
+        "To make room, /unfollow one of them; /list shows them.",
+        is_error=True,
+    )
+
+
+def _limit(ctx: Context, kind: SubscriptionKind) -> int:
+    return ctx.max_topics_per_chat if kind is SubscriptionKind.TOPIC else ctx.max_queries_per_chat
 
 
 def unknown_topic(text: str, suggestions: Sequence[Topic], *, offer_query: bool) -> Reply:
@@ -72,13 +112,16 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
     topic = resolution.topic
     if topic is None:
         return unknown_topic(cmd.args, resolution.suggestions, offer_query=True)
+    kind = SubscriptionKind.TOPIC
     async with ctx.uow() as uow:
         chat = await ensure_digest_schedule(
             uow, await uow.chats.get_or_create(cmd.chat, cmd.chat_kind), ctx.clock()
         )
-        _, created = await uow.subscriptions.add(
-            chat.id, SubscriptionKind.TOPIC, topic.slug, topic.name, topic.slug
-        )
+        followed = (await uow.subscriptions.count_by_kind(chat.id))[kind]
+        _, created = await uow.subscriptions.add(chat.id, kind, topic.slug, topic.name, topic.slug)
+        if created and followed >= _limit(ctx, kind):
+            log.info("follow refused, limit reached chat=%s kind=%s", cmd.chat, kind.value)
+            return over_limit(kind, _limit(ctx, kind))  # leaving without commit: no change
         await uow.commit()
     if not created:
         return Reply.text(f"You already follow {topic.name}.")
@@ -94,22 +137,28 @@ async def _follow_query(cmd: Command, ctx: Context) -> Reply:
         query = parse_query(cmd.args)
     except QueryError as error:
         return query_error(cmd.args, error)
-    canonical = str(query)
+    try:
+        stored = canonical(query)
+    except QueryError as error:
+        return unstorable_query(error)
+    kind = SubscriptionKind.QUERY
     async with ctx.uow() as uow:
         chat = await ensure_digest_schedule(
             uow, await uow.chats.get_or_create(cmd.chat, cmd.chat_kind), ctx.clock()
         )
-        _, created = await uow.subscriptions.add(
-            chat.id, SubscriptionKind.QUERY, canonical, cmd.args, query_key(query)
-        )
+        followed = (await uow.subscriptions.count_by_kind(chat.id))[kind]
+        _, created = await uow.subscriptions.add(chat.id, kind, stored, cmd.args, query_key(query))
+        if created and followed >= _limit(ctx, kind):
+            log.info("follow refused, limit reached chat=%s kind=%s", cmd.chat, kind.value)
+            return over_limit(kind, _limit(ctx, kind))  # leaving without commit: no change
         if created:
             await _tag_recent(uow, query)
         await uow.commit()
     if not created:
-        return Reply.text(f"You already follow the query {canonical}.")
+        return Reply.text(f"You already follow the query {stored}.")
     return Reply(
         lines=(
-            f"Now following your query: {canonical}",
+            f"Now following your query: {stored}",
             "Papers that match it will reach you here. /latest shows the newest ones now.",
         ),
         changes_chat=True,
@@ -117,13 +166,18 @@ async def _follow_query(cmd: Command, ctx: Context) -> Reply:
 
 
 async def _tag_recent(uow: UnitOfWork, query: Query) -> None:
-    """Run a newly followed query over the newest papers, so it has history at once."""
+    """Run a newly followed query over the newest `QUERY_BACKFILL` papers, so it has
+    history at once. Reading and writing stay on the loop; the matching, pure CPU, runs
+    in a worker thread so that other chats are answered meanwhile."""
     key = query_key(query)
-    tagger = Tagger([(key, query)])
     papers = await uow.papers.latest(None, limit=QUERY_BACKFILL)
-    await uow.papers.add_tags(
-        [(p.arxiv_id, key, why) for p in papers for why in [tagger.tag(p).get(key)] if why]
-    )
+    await uow.papers.add_tags(await asyncio.to_thread(_matches, key, query, papers))
+
+
+def _matches(key: str, query: Query, papers: Sequence[Paper]) -> list[tuple[str, str, tuple]]:
+    """(arxiv id, key, why) for each paper the query matches."""
+    tagger = Tagger([(key, query)])
+    return [(p.arxiv_id, key, why) for p in papers for why in [tagger.tag(p).get(key)] if why]
 
 
 async def unfollow(cmd: Command, ctx: Context) -> Reply:
@@ -146,6 +200,9 @@ async def unfollow(cmd: Command, ctx: Context) -> Reply:
 def _find_subscription(
     text: str, subs: Sequence[Subscription], ctx: Context
 ) -> Subscription | None:
+    exact = _by_tag(text, subs)
+    if exact is not None:
+        return exact
     wanted = text.strip().lower()
     for sub in subs:
         if wanted in (sub.label.lower(), sub.target.lower()):
@@ -160,23 +217,58 @@ def _find_subscription(
     return next((s for s in subs if topic and s.target == topic.slug), None)
 
 
+QUERY = SubscriptionKind.QUERY
+
+
+def _by_tag(text: str, subs: Sequence[Subscription]) -> Subscription | None:
+    """The subscription whose paper tag is exactly `text`: buttons carry tags, and a
+    query's tag (`q:...`) is no name a person would type."""
+    wanted = text.strip()
+    return next((sub for sub in subs if sub.tag == wanted), None)
+
+
+def _page_number(text: str) -> int | None:
+    """ "3" -> 3; None for anything but a small number in ASCII digits."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit() and len(text) <= 6) or int(text) < 1:
+        return None
+    return int(text)
+
+
+def _shorten(text: str, width: int = LIST_LINE) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _list_line(sub: Subscription) -> str:
+    if sub.kind is SubscriptionKind.TOPIC:
+        return "• " + _shorten(sub.label)
+    return "• your query: " + _shorten(sub.target)
+
+
 async def list_(cmd: Command, ctx: Context) -> Reply:
-    """Show what this chat follows."""
+    """Show what this chat follows, `LIST_PAGE` subscriptions a page: /list [page]."""
+    page = _page_number(cmd.args) if cmd.args else 1
+    if page is None:
+        return usage_error(LIST.usage, "Which page? Give its number, e.g. /list 2.")
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
     if not subs:
         return Reply.text("You don't follow any topic yet.", f"Try: /follow {EXAMPLE_TOPIC}")
+    pages = -(-len(subs) // LIST_PAGE)
+    if page > pages:
+        return usage_error(LIST.usage, f"There is no page {page}: the list has {pages}.")
+    shown = subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
     lines = [f"You follow {len(subs)} topic(s):"]
-    lines += [
-        f"• {s.label}" if s.kind is SubscriptionKind.TOPIC else f"• your query: {s.target}"
-        for s in subs
-    ]
+    lines += [_list_line(s) for s in shown]
+    if pages > 1:
+        more = f": /list {page + 1} for more" if page < pages else "."
+        lines.append(f"Page {page} of {pages}{more}")
     return Reply(
         lines=tuple(lines),
         buttons=tuple(
-            (Button(f"Unfollow {s.label}", Action.UNFOLLOW, s.target),)
-            for s in subs
+            (Button(_shorten(f"Unfollow {s.label}", 60), Action.UNFOLLOW, s.target),)
+            for s in shown
             if s.kind is SubscriptionKind.TOPIC
         ),
     )
@@ -187,13 +279,15 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+        tags: list[str] | None
         if cmd.args:
             resolution = resolve_topic(cmd.args, ctx.catalog)
             own = _find_subscription(cmd.args, subs, ctx)
-            if resolution.topic is not None:
-                tags: list[str] | None = [resolution.topic.slug]
+            tagged = _by_tag(cmd.args, subs)
+            if resolution.topic is not None and not (tagged and tagged.kind is QUERY):
+                tags = [resolution.topic.slug]
                 heading = f"Latest in {resolution.topic.name}:"
-            elif own is not None:
+            elif own is not None:  # own queries, by what was typed or by tag (buttons)
                 tags = [subscription_tag(own)]
                 heading = f"Latest for {own.label}:"
             else:
@@ -237,5 +331,5 @@ FOLLOW = CommandSpec(
 UNFOLLOW = CommandSpec(
     "unfollow", unfollow, "stop following a topic or query", "/unfollow <topic>", changes_chat=True
 )
-LIST = CommandSpec("list", list_, "show the topics this chat follows", "/list", max_args=0)
+LIST = CommandSpec("list", list_, "show the topics this chat follows", "/list [page]")
 LATEST = CommandSpec("latest", latest, "the newest papers on a topic", "/latest [topic]")

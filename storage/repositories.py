@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import (
@@ -166,6 +166,14 @@ _CHAT_SETTINGS = {
 # --- subscriptions -----------------------------------------------------------------
 
 
+class FollowedQuery(NamedTuple):
+    """A distinct followed query: its canonical text and the first subscription to it
+    (named in logs when the text no longer compiles)."""
+
+    target: str
+    subscription_id: int
+
+
 def _subscription(row: Any) -> Subscription:
     """A `SubscriptionRow`, or a plain row of the subscriptions table."""
     return Subscription(
@@ -210,15 +218,28 @@ class SubscriptionRepository:
         )
         return bool(result.rowcount)
 
-    async def query_targets(self) -> list[str]:
-        """Every distinct custom query followed by an active chat."""
+    async def query_targets(self) -> list[FollowedQuery]:
+        """Every distinct custom query followed by an active chat, once each."""
         stmt = (
-            select(SubscriptionRow.target)
+            select(SubscriptionRow.target, func.min(SubscriptionRow.id))
             .join(ChatRow, ChatRow.id == SubscriptionRow.chat_id)
             .where(SubscriptionRow.kind == SubscriptionKind.QUERY.value, ChatRow.active)
-            .distinct()
+            .group_by(SubscriptionRow.target)
+            .order_by(SubscriptionRow.target)
         )
-        return list((await self._s.execute(stmt)).scalars())
+        return [FollowedQuery(target, first) for target, first in await self._s.execute(stmt)]
+
+    async def count_by_kind(self, chat_id: int) -> dict[SubscriptionKind, int]:
+        """How many topics and queries a chat follows (for the per-chat limits)."""
+        stmt = (
+            select(SubscriptionRow.kind, func.count())
+            .where(SubscriptionRow.chat_id == chat_id)
+            .group_by(SubscriptionRow.kind)
+        )
+        counts = dict.fromkeys(SubscriptionKind, 0)
+        for kind, number in await self._s.execute(stmt):
+            counts[SubscriptionKind(kind)] = int(number)
+        return counts
 
     async def for_chats(self, chat_ids: Iterable[int]) -> dict[int, list[Subscription]]:
         found: dict[int, list[Subscription]] = {}

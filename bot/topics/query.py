@@ -37,7 +37,18 @@ from bot.domain import Paper
 from bot.topics import text as tx
 from bot.topics.text import Document, Program
 
-__all__ = ["And", "Document", "Not", "Or", "Query", "QueryError", "Scope", "Term", "parse_query"]
+__all__ = [
+    "And",
+    "Document",
+    "Not",
+    "Or",
+    "Query",
+    "QueryError",
+    "Scope",
+    "Term",
+    "canonical",
+    "parse_query",
+]
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 64
@@ -169,6 +180,28 @@ def parse_query(text: str) -> Query:
         hint = "NOT only excludes: combine it with something to find, e.g. agent* AND NOT survey"
         raise QueryError("this part would match almost every paper", loose, hint)
     return Query(root, text, compile_node(root))
+
+
+def canonical(query: Query) -> str:
+    """The canonical text of `query`, checked to parse back to an equal query.
+
+    This is the form a followed query is stored in and re-parsed from at every ingest,
+    so it must obey the same limits as typed text. It can be longer or deeper than what
+    was typed ("ß" is written "ss", `a b` becomes `a AND b`, `a OR b c` gains a pair of
+    parentheses), so a query that parses may still have no storable form: then this
+    raises `QueryError` (its position is in the canonical text) and nothing may be stored.
+    """
+    text = str(query)
+    if len(text) > MAX_QUERY_CHARS:
+        hint = (
+            f"written out in full it has {len(text):,} characters, the limit is "
+            f"{MAX_QUERY_CHARS:,}; use fewer or shorter terms"
+        )
+        raise QueryError("query too long once written out", MAX_QUERY_CHARS, hint)
+    again = parse_query(text)
+    if again != query:  # never seen; a guard so that a stored query always means the same
+        raise QueryError("query has no stable written form", 0, "write it more simply")
+    return text
 
 
 class _Tok(NamedTuple):

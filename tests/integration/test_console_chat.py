@@ -94,7 +94,7 @@ async def test_latest_before_any_data(ctx: Context) -> None:
         ("/follow agents AND tool=use", "unexpected '='"),
         ("/unfollow", "Usage: /unfollow <topic>"),
         ("/unfollow Web Agents", 'You don\'t follow "Web Agents"'),
-        ("/list everything", "/list takes no arguments"),
+        ("/list everything", "Which page? Give its number"),
         ("/start now", "/start takes no arguments"),
         ("/frobnicate", "I don't know the command /frobnicate"),
         ("/folow RL", "Did you mean /follow?"),
