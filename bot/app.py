@@ -92,7 +92,12 @@ async def run_bot(
     """
     catalog = open_catalog()
     db = await open_database(settings)
-    ctx = Context(uow=db.uow, catalog=catalog)
+    ctx = Context(
+        uow=db.uow,
+        catalog=catalog,
+        max_topics_per_chat=settings.max_topics_per_chat,
+        max_queries_per_chat=settings.max_queries_per_chat,
+    )
     console = role == "all" and not (settings.telegram_enabled or settings.slack_enabled)
     messengers: dict[str, Messenger] = {}
     adapters: list[TelegramAdapter | SlackAdapter] = []

@@ -53,8 +53,15 @@ def configure_logging(level: str) -> None:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
-def build_context(db: Database, catalog: Catalog) -> Context:
-    return Context(uow=db.uow, catalog=catalog)
+def build_context(db: Database, catalog: Catalog, settings: Settings | None = None) -> Context:
+    if settings is None:
+        return Context(uow=db.uow, catalog=catalog)
+    return Context(
+        uow=db.uow,
+        catalog=catalog,
+        max_topics_per_chat=settings.max_topics_per_chat,
+        max_queries_per_chat=settings.max_queries_per_chat,
+    )
 
 
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
@@ -62,7 +69,7 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     db = await open_database(settings)
     try:
         catalog = open_catalog()
-        ctx = build_context(db, catalog)
+        ctx = build_context(db, catalog, settings)
         await load_sample_if_empty(db.uow, catalog)
         await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
     finally:
