@@ -32,8 +32,6 @@ class Context:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     max_topics_per_chat: int = 50  # catalog topics one chat may follow (Settings)
     max_queries_per_chat: int = 20  # own queries one chat may follow (Settings)
-    max_topics_per_chat: int = 50  # catalog topics one chat may follow (Settings)
-    max_queries_per_chat: int = 20  # own queries one chat may follow (Settings)
 
 
 Handler = Callable[[Command, Context], Awaitable[Reply]]

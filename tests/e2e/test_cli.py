@@ -363,35 +363,3 @@ def test_ingest_and_retag_skip_a_stored_query_that_does_not_compile(tmp_path: Pa
     retag = paperwatch("retag", cwd=tmp_path)
     assert retag.returncode == 0, retag.stderr
     assert "Retagged" in retag.stdout
-
-
-def test_ingest_and_retag_skip_a_stored_query_that_does_not_compile(tmp_path: Path) -> None:
-    """Issue 14, row 1: a followed query stored in a form that no longer parses (here the
-    1,033-character canonical form of a 300-character `/follow`) stops neither."""
-    import asyncio
-
-    from bot.adapters.console import CONSOLE_CHAT
-    from bot.domain import SubscriptionKind
-    from storage.database import Database
-
-    broken = " AND ".join(["abs:ssssssss"] * 39 + ["abs:ssssss"] * 25)
-    assert len(broken) == 1033
-
-    async def store_broken() -> None:
-        db = Database(f"sqlite+aiosqlite:///{tmp_path / 'paperwatch.db'}")
-        await db.upgrade()
-        async with db.uow() as uow:
-            chat = await uow.chats.get_or_create(CONSOLE_CHAT)
-            await uow.subscriptions.add(chat.id, SubscriptionKind.QUERY, broken, "x", "q:x")
-            await uow.commit()
-        await db.dispose()
-
-    asyncio.run(store_broken())
-    feed = FIXTURES / "rss" / "jmmeus_aioarxiv_2024-11-28" / "rss_mock_feed.xml"
-    ingest = paperwatch("ingest", "--file", str(feed), cwd=tmp_path)
-    assert ingest.returncode == 0, ingest.stderr
-    assert "Traceback" not in ingest.stderr and "does not compile" in ingest.stderr
-    assert " 0 new" not in ingest.stdout
-    retag = paperwatch("retag", cwd=tmp_path)
-    assert retag.returncode == 0, retag.stderr
-    assert "Retagged" in retag.stdout
