@@ -7,6 +7,7 @@ nothing else reads `os.environ`.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,10 @@ def default_database_url() -> str:
 
 class StartupError(RuntimeError):
     """Something a person must fix before paperwatch can start; one line, no traceback."""
+
+
+# What Telegram accepts as a webhook's secret_token.
+_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 class Settings(BaseSettings):
@@ -144,6 +149,32 @@ class Settings(BaseSettings):
     )
     arxiv_poll_timeout: float = Field(default=900.0, gt=0, validation_alias="ARXIV_POLL_TIMEOUT")
 
+    @field_validator(
+        "telegram_bot_token",
+        "telegram_webhook_url",
+        "telegram_webhook_secret",
+        "slack_bot_token",
+        "slack_app_token",
+        "slack_signing_secret",
+        mode="before",
+    )
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """`TELEGRAM_WEBHOOK_SECRET=` (or blanks) means unset, never an empty secret."""
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _webhook_secret_chars(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _WEBHOOK_SECRET.fullmatch(value.get_secret_value()):
+            raise ValueError(
+                "TELEGRAM_WEBHOOK_SECRET must be 1-256 characters A-Z a-z 0-9 _ -"
+                " (e.g. the output of: openssl rand -hex 32)"
+            )
+        return value
+
     @field_validator("slack_allowed_users", mode="before")
     @classmethod
     def _split_users(cls, value: object) -> object:
@@ -180,6 +211,42 @@ class Settings(BaseSettings):
 
     @property
     def slack_enabled(self) -> bool:
-        return self.slack_bot_token is not None and (
-            self.slack_app_token is not None or self.slack_signing_secret is not None
+        """A bot token turns Slack on; `slack_receive_mode` says how it hears Slack."""
+        return self.slack_bot_token is not None
+
+    def telegram_webhook_secret_value(self) -> str:
+        """Webhook mode's secret. Refuses to start without one: the webhook URL is public,
+        and without the secret anyone could post updates as any user of any chat.
+
+        (Refusing rather than generating one: a generated secret would differ in each
+        process behind a load balancer, and each start would re-register it.)
+        """
+        if self.telegram_webhook_secret is None:
+            raise StartupError(
+                "TELEGRAM_WEBHOOK_URL is set but TELEGRAM_WEBHOOK_SECRET is not; set it to a"
+                " random string (e.g. openssl rand -hex 32), or unset the URL for long polling"
+            )
+        return self.telegram_webhook_secret.get_secret_value()
+
+    def slack_receive_mode(self) -> str:
+        """Either "socket" (SLACK_APP_TOKEN) or "http" (SLACK_SIGNING_SECRET verifies requests);
+        refuses to start with neither, rather than serving unverified requests."""
+        if self.slack_app_token is not None:
+            return "socket"
+        if self.slack_signing_secret is not None:
+            return "http"
+        raise StartupError(
+            "SLACK_BOT_TOKEN is set but neither SLACK_APP_TOKEN (Socket Mode) nor"
+            " SLACK_SIGNING_SECRET (HTTP mode) is; set one of them"
         )
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Every secret configured, for the log filter that keeps them out of logs."""
+        secrets = (
+            self.telegram_bot_token,
+            self.telegram_webhook_secret,
+            self.slack_bot_token,
+            self.slack_app_token,
+            self.slack_signing_secret,
+        )
+        return tuple(s.get_secret_value() for s in secrets if s is not None)

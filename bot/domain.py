@@ -184,6 +184,22 @@ class Subscription:
     created_at: datetime | None = None
 
 
+class Role(enum.IntEnum):
+    """Who sent a command, as far as changing the chat goes; ordered by privilege.
+
+    The default everywhere is MEMBER, the least privilege: a caller whose role was not
+    established may read but not change anything (`handlers.base.Registry.dispatch`).
+    """
+
+    MEMBER = 0  # anyone in the chat: read-only commands
+    ADMIN = 1  # an administrator of a group or channel (or anyone, where the operator allows)
+    OWNER = 2  # the person a private chat or DM belongs to; the console's operator
+
+    @property
+    def may_change(self) -> bool:
+        return self >= Role.ADMIN
+
+
 @dataclass(frozen=True, slots=True)
 class Command:
     """A chat command, already stripped of platform details."""
@@ -193,7 +209,7 @@ class Command:
     chat: ChatRef
     chat_kind: ChatKind = ChatKind.PRIVATE
     user_id: str | None = None
-    is_admin: bool = True
+    role: Role = Role.MEMBER  # as resolved by the adapter; dispatch may look it up lazily
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +273,12 @@ class Reply:
     buttons: tuple[tuple[Button, ...], ...] = ()
     changes_chat: bool = False
     chart: str | None = None  # a topic tag whose momentum chart image platforms attach
+    denied: bool = False  # refused: the caller may not do this here (or not this fast)
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing to say: adapters send nothing (e.g. a flood already told to wait)."""
+        return not (self.lines or self.papers or self.sections or self.footer or self.buttons)
 
     @classmethod
     def text(cls, *lines: str, is_error: bool = False) -> Reply:

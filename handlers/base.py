@@ -14,12 +14,23 @@ from datetime import UTC, datetime
 from rapidfuzz import process
 
 from bot.delivery.schedule import next_digest_at
-from bot.domain import Chat, Command, DigestMode, Reply
+from bot.domain import Chat, Command, DigestMode, Reply, Role
 from bot.topics.catalog import Catalog
+from handlers.rate_limit import CommandRateLimit, Verdict
 from handlers.text import MAX_ARGS
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
+
+# Who the caller is, asked only when a command would change the chat (it may cost a call
+# to the platform, e.g. Telegram's getChatMember).
+RoleLookup = Callable[[], Awaitable[Role]]
+
+DENIED = (
+    "Only the chat's administrators can change what this chat follows or how it gets papers. "
+    "Nothing was changed."
+)
+TOO_FAST = "You're sending commands faster than I can answer; wait a few seconds."
 
 
 @dataclass(frozen=True)
@@ -32,6 +43,7 @@ class Context:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     max_topics_per_chat: int = 50  # catalog topics one chat may follow (Settings)
     max_queries_per_chat: int = 20  # own queries one chat may follow (Settings)
+    rate_limit: CommandRateLimit | None = None  # None: no command rate limit (tests, tools)
 
 
 Handler = Callable[[Command, Context], Awaitable[Reply]]
@@ -43,8 +55,20 @@ class CommandSpec:
     handler: Handler
     summary: str  # one line, shown in /help and in platform command menus
     usage: str  # e.g. "/follow <topic>"
-    changes_chat: bool = False  # changes subscriptions or settings: admins only in groups
+    changes_chat: bool = False  # changes subscriptions or settings: admins or owners only
     max_args: int = MAX_ARGS
+    # Whether a call with these (stripped) arguments changes the chat, for commands that
+    # both read and change (`/digest` shows, `/digest daily` changes). None: `changes_chat`.
+    changes: Callable[[str], bool] | None = None
+
+    def would_change(self, args: str) -> bool:
+        """Does running this command with `args` change the chat's subscriptions or settings?"""
+        return self.changes(args) if self.changes is not None else self.changes_chat
+
+
+def with_args(args: str) -> bool:
+    """A `changes` rule: without arguments the command only shows the current setting."""
+    return bool(args.strip())
 
 
 class Registry:
@@ -61,8 +85,30 @@ class Registry:
         best = process.extractOne(name, list(self._by_name), score_cutoff=60)
         return best[0] if best else None
 
-    async def dispatch(self, command: Command, ctx: Context) -> Reply:
-        """Run one command; any failure becomes a polite reply and changes nothing."""
+    async def dispatch(
+        self,
+        command: Command,
+        ctx: Context,
+        *,
+        lookup_role: RoleLookup | None = None,
+        limited: bool = True,
+    ) -> Reply:
+        """Run one command; any failure becomes a polite reply and changes nothing.
+
+        This is the one place that decides whether a caller may run a command, deny by
+        default: a call that would change the chat (`CommandSpec.would_change`, after the
+        arguments are parsed) needs `Role.ADMIN` or `Role.OWNER`, from the command or, when
+        the command says less, from `lookup_role` (asked only then). Read-only commands are
+        open to everyone. Before anything else, `ctx.rate_limit` may refuse a flood
+        (`limited=False` for the bot's own internal reads, e.g. Slack's Home tab).
+        """
+        if limited and ctx.rate_limit is not None:
+            verdict = await ctx.rate_limit.check(command)
+            if verdict is not Verdict.ALLOW:
+                log.info("command rate limited chat=%s user=%s", command.chat, command.user_id)
+                if verdict is Verdict.SILENT:
+                    return Reply(denied=True)
+                return Reply(lines=(TOO_FAST,), is_error=True, denied=True)
         spec = self.get(command.name)
         if spec is None:
             return self._unknown(command.name)
@@ -77,11 +123,14 @@ class Registry:
                 f"Usage: {spec.usage}",
                 is_error=True,
             )
-        if spec.changes_chat and not command.is_admin:
-            return Reply.text(
-                "Only the chat's administrators can change what this chat follows.",
-                is_error=True,
+        if spec.would_change(command.args) and not await _may_change(command, lookup_role):
+            log.info(
+                "command refused command=%s chat=%s user=%s",
+                spec.name,
+                command.chat,
+                command.user_id,
             )
+            return Reply(lines=(DENIED,), is_error=True, denied=True)
         try:
             return await spec.handler(command, ctx)
         except Exception:
@@ -98,6 +147,25 @@ class Registry:
             lines.append(f"Did you mean /{hint}?")
         lines.append("Send /help to see what I can do.")
         return Reply.text(*lines, is_error=True)
+
+
+async def _may_change(command: Command, lookup_role: RoleLookup | None) -> bool:
+    """True when the caller administers or owns the chat; a failed lookup denies."""
+    if command.role.may_change:
+        return True
+    if lookup_role is None:
+        return False
+    try:
+        role = await lookup_role()
+    except Exception:
+        log.warning(
+            "role lookup failed chat=%s user=%s; refused",
+            command.chat,
+            command.user_id,
+            exc_info=True,
+        )
+        return False
+    return role.may_change
 
 
 async def ensure_digest_schedule(uow: UnitOfWork, chat: Chat, now: datetime) -> Chat:

@@ -105,7 +105,7 @@ async def _own_query(uow: UnitOfWork, cmd: Command, text: str) -> Subscription |
 
 
 async def _alerts(cmd: Command, ctx: Context, words: Sequence[str]) -> Reply:
-    """`/momentum alerts` shows the switch; `on` / `off` sets it (admins only)."""
+    """`/momentum alerts` shows the switch; `on` / `off` sets it (who may: `_switches`)."""
     if not words:
         async with ctx.uow() as uow:
             chat = await uow.chats.get(cmd.chat)
@@ -117,10 +117,6 @@ async def _alerts(cmd: Command, ctx: Context, words: Sequence[str]) -> Reply:
     if len(words) != 1 or words[0].lower() not in _SWITCH:
         return usage_error(
             "/momentum alerts on|off", "Say on or off, nothing else. Nothing was changed."
-        )
-    if not cmd.is_admin:
-        return Reply.text(
-            "Only the chat's administrators can change this chat's alerts.", is_error=True
         )
     enabled = _SWITCH[words[0].lower()]
     async with ctx.uow() as uow:
@@ -181,11 +177,19 @@ async def momentum_chart(ctx: Context, tag: str) -> bytes | None:
     return await asyncio.to_thread(momentum_png, m, name)
 
 
+def _switches(args: str) -> bool:
+    """Only `/momentum alerts on|off` changes the chat; figures and the switch's state
+    are open to everyone."""
+    words = args.lower().split()
+    return len(words) == 2 and words[0] == "alerts" and words[1] in _SWITCH
+
+
 MOMENTUM = CommandSpec(
     "momentum",
     momentum,
     "how much is written on a topic lately; momentum alerts on or off",
     "/momentum [topic | alerts on|off]",
+    changes=_switches,
 )
 TRENDING = CommandSpec(
     "trending", trending, "topics rising fastest this week", "/trending", max_args=0

@@ -9,7 +9,7 @@ from rapidfuzz import process
 from bot.delivery.schedule import WEEKDAYS, next_digest_at, parse_hhmm
 from bot.domain import Chat, Command, DigestMode, Reply
 from bot.topics.resolve import resolve_topic
-from handlers.base import CommandSpec, Context
+from handlers.base import CommandSpec, Context, with_args
 from handlers.subscriptions import unknown_topic, usage_error
 
 
@@ -246,7 +246,7 @@ DIGEST = CommandSpec(
     digest,
     "how papers reach you: instant, daily, weekly or off",
     "/digest instant | daily [HH:MM] | weekly [day] [HH:MM] | off | note on|off",
-    changes_chat=True,
+    changes=with_args,  # /digest alone shows the setting
 )
 TIMEZONE = CommandSpec(
     "timezone", timezone, "set this chat's time zone", "/timezone Europe/Berlin", changes_chat=True

@@ -11,7 +11,7 @@ import asyncio
 import unicodedata
 from typing import TextIO
 
-from bot.domain import Chat, ChatKind, ChatRef, PaperItem, Platform, Reply, paper_affiliations
+from bot.domain import Chat, ChatKind, ChatRef, PaperItem, Platform, Reply, Role, paper_affiliations
 from handlers.base import Context, Registry, not_a_command
 from handlers.text import parse_command
 
@@ -80,7 +80,9 @@ async def handle_line(line: str, registry: Registry, ctx: Context) -> Reply | No
     """One line in, one reply out (None for a blank line)."""
     if not line.strip():
         return None
-    command = parse_command(line, CONSOLE_CHAT, chat_kind=ChatKind.PRIVATE, user_id="console")
+    command = parse_command(  # the terminal's user owns its chat
+        line, CONSOLE_CHAT, chat_kind=ChatKind.PRIVATE, user_id="console", role=Role.OWNER
+    )
     if command is None:
         return not_a_command()
     return await registry.dispatch(command, ctx)
@@ -102,7 +104,7 @@ async def run_console(
         if line.strip().lower() in ("/quit", "/exit"):
             break
         reply = await handle_line(line, registry, ctx)
-        if reply is not None:
+        if reply is not None and not reply.is_empty:
             stdout.write(render_reply(reply) + "\n\n")
             stdout.flush()
 

@@ -30,8 +30,8 @@ from bot.delivery import buttons
 from bot.delivery.limits import KeyedLimiter
 from bot.delivery.messenger import Permanent, RateLimited, RecipientGone, Transient
 from bot.delivery.slack_render import MAX_BLOCKS, escape, render
-from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply
-from handlers.base import Context, Registry
+from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply, Role
+from handlers.base import Context, Registry, RoleLookup
 from handlers.momentum import momentum_chart
 from handlers.text import parse_command
 
@@ -137,10 +137,11 @@ class SlackAdapter:
         self.app.event("app_home_opened")(self._on_home_opened)
 
     async def start(self, *, receive_updates: bool = True) -> None:
+        mode = self._settings.slack_receive_mode() if receive_updates else "send-only"
         await self._check_tokens(socket_mode=receive_updates)
         if not receive_updates:
             return
-        if self._settings.slack_app_token is not None:
+        if mode == "socket" and self._settings.slack_app_token is not None:
             self._socket = AsyncSocketModeHandler(
                 self.app, self._settings.slack_app_token.get_secret_value()
             )
@@ -198,14 +199,24 @@ class SlackAdapter:
                 self._seen_events.popitem(last=False)
         return await next()
 
-    async def _allowed(self, user: str, is_channel: bool) -> bool:
-        if not is_channel or not self._settings.slack_admins_only:
-            return True
-        if user in self._settings.slack_allowed_users:
-            return True
-        info = await self.client.users_info(user=user)
-        profile = info.get("user") or {}
-        return bool(profile.get("is_admin") or profile.get("is_owner"))
+    def _known_role(self, user: str, is_channel: bool) -> Role:
+        """A DM (or the Home tab) is the person's own. In a channel anyone may change it,
+        unless SLACK_ADMINS_ONLY: then the listed SLACK_ALLOWED_USERS, or `_lookup`."""
+        if not is_channel:
+            return Role.OWNER
+        if not self._settings.slack_admins_only or user in self._settings.slack_allowed_users:
+            return Role.ADMIN
+        return Role.MEMBER
+
+    def _lookup(self, user: str) -> RoleLookup:
+        """Workspace admins and owners (users.info) administer every channel."""
+
+        async def lookup() -> Role:
+            info = await self.client.users_info(user=user)
+            profile = info.get("user") or {}
+            return Role.ADMIN if profile.get("is_admin") or profile.get("is_owner") else Role.MEMBER
+
+        return lookup
 
     async def _on_command(
         self, ack: Callable[..., Awaitable[None]], command: dict[str, Any]
@@ -220,27 +231,20 @@ class SlackAdapter:
             ref,
             chat_kind=ChatKind.CHANNEL if is_channel else ChatKind.PRIVATE,
             user_id=user,
+            role=self._known_role(user, is_channel),
         )
         if parsed is None:
             reply = Reply.text(f"Try `{SLASH_COMMAND} help`.", is_error=True)
         else:
-            reply = await self._dispatch(parsed, user, is_channel)
+            reply = await self._registry.dispatch(parsed, self._ctx, lookup_role=self._lookup(user))
         await self._answer(ref, channel, user, reply)
         if not is_channel and reply.changes_chat:
             await self.publish_home(team, user)
 
-    async def _dispatch(self, command: Command, user: str, is_channel: bool) -> Reply:
-        spec = self._registry.get(command.name)
-        if spec is not None and spec.changes_chat and not await self._allowed(user, is_channel):
-            return Reply.text(
-                "Only workspace admins (or the configured people) can change this channel's "
-                "subscriptions. Nothing was changed.",
-                is_error=True,
-            )
-        return await self._registry.dispatch(command, self._ctx)
-
     async def _answer(self, ref: ChatRef, channel: str, user: str, reply: Reply) -> None:
         """In the channel when the channel changed; otherwise only to the person."""
+        if reply.is_empty:
+            return
         messages = render(reply, lambda b: buttons.encode(b, ref.external_id, self.key))
         for message in messages:
             try:
@@ -276,16 +280,16 @@ class SlackAdapter:
             reply = Reply.text("This button is not valid here; nothing was changed.", is_error=True)
             await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
             return
+        is_channel = bool(channel) and not str(channel).startswith("D")
         command = Command(
             name=button.action.value,  # each action is the command of that name
             args=button.arg,
             chat=ChatRef(Platform.SLACK, key),
-            chat_kind=ChatKind.CHANNEL
-            if channel and not channel.startswith("D")
-            else ChatKind.PRIVATE,
+            chat_kind=ChatKind.CHANNEL if is_channel else ChatKind.PRIVATE,
             user_id=user,
+            role=self._known_role(user, is_channel),
         )
-        reply = await self._dispatch(command, user, bool(channel) and not channel.startswith("D"))
+        reply = await self._registry.dispatch(command, self._ctx, lookup_role=self._lookup(user))
         await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
         if not channel or channel.startswith("D"):
             await self.publish_home(team, user)
@@ -296,15 +300,13 @@ class SlackAdapter:
 
     async def publish_home(self, team: str, user: str) -> None:
         """The person's Home tab: what they follow and mute, and how papers reach them."""
-        reply = await self._registry.dispatch(
-            Command("list", "", ChatRef(Platform.SLACK, chat_key(team, None, user))), self._ctx
-        )
-        settings = await self._registry.dispatch(
-            Command("digest", "", ChatRef(Platform.SLACK, chat_key(team, None, user))), self._ctx
-        )
-        muted = await self._registry.dispatch(
-            Command("muted", "", ChatRef(Platform.SLACK, chat_key(team, None, user))), self._ctx
-        )
+        ref = ChatRef(Platform.SLACK, chat_key(team, None, user))
+
+        async def show(name: str) -> Reply:  # the bot's own reads: not counted as commands
+            command = Command(name, "", ref, user_id=user, role=Role.OWNER)
+            return await self._registry.dispatch(command, self._ctx, limited=False)
+
+        reply, settings, muted = await show("list"), await show("digest"), await show("muted")
         blocks: list[dict[str, Any]] = [
             {"type": "header", "text": {"type": "plain_text", "text": "paperwatch"}},
         ]

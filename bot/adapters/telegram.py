@@ -23,6 +23,7 @@ from telegram import (
     LinkPreviewOptions,
     Message,
     Update,
+    User,
 )
 from telegram import Chat as TgChat
 from telegram.constants import ChatMemberStatus, ParseMode
@@ -50,8 +51,8 @@ from bot.config import Settings, StartupError
 from bot.delivery import buttons
 from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
 from bot.delivery.telegram_render import render
-from bot.domain import Button, Chat, ChatKind, ChatRef, Command, Platform, Reply
-from handlers.base import Context, Registry, not_a_command
+from bot.domain import Button, Chat, ChatKind, ChatRef, Command, Platform, Reply, Role
+from handlers.base import Context, Registry, RoleLookup, not_a_command
 from handlers.momentum import momentum_chart
 from handlers.text import parse_command
 
@@ -65,6 +66,8 @@ _KINDS = {
 }
 _GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is deactivated")
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # frozen, so one serves every send
+_ADMINS = (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+POPUP_CHARS = 200  # answerCallbackQuery's text limit
 # HTTP connections to the Bot API: the limiter's sends in flight, plus a few for the
 # requests about no chat (answerCallbackQuery, getChatMember, ...) so that those never
 # wait for a free connection.
@@ -139,6 +142,21 @@ class TelegramMessenger:
             raise Transient(str(exc)) from exc
 
 
+def popup(reply: Reply) -> str:
+    """A reply as the plain text of a callback answer's alert (at most 200 characters)."""
+    parts = [*reply.lines, *(f"• {item.paper.title}" for item in reply.papers)]
+    text = "\n".join(parts)
+    return text if len(text) <= POPUP_CHARS else text[: POPUP_CHARS - 1].rstrip() + "…"
+
+
+async def _role_or_member(lookup: RoleLookup) -> Role:
+    try:
+        return await lookup()
+    except Exception:
+        log.warning("telegram role lookup failed; treated as a member", exc_info=True)
+        return Role.MEMBER
+
+
 async def send(
     bot: Any, chat_id: int, message: TelegramMessage, *, retries: int | None = None
 ) -> Message:
@@ -199,6 +217,8 @@ class TelegramAdapter:
         if not receive_updates:
             log.info("telegram adapter started mode=send-only")
             return
+        if self._settings.telegram_webhook_url:
+            self._settings.telegram_webhook_secret_value()  # refuse before anything starts
         await app.bot.set_my_commands(
             [BotCommand(spec.name, spec.summary[:256]) for spec in self._registry.specs]
         )
@@ -206,13 +226,12 @@ class TelegramAdapter:
         assert app.updater is not None
         allowed = ["message", "channel_post", "callback_query", "my_chat_member"]
         if self._settings.telegram_webhook_url:
-            secret = self._settings.telegram_webhook_secret
             await app.updater.start_webhook(
                 listen=self._settings.telegram_webhook_listen,
                 port=self._settings.telegram_webhook_port,
                 url_path="telegram",
                 webhook_url=self._settings.telegram_webhook_url,
-                secret_token=secret.get_secret_value() if secret else None,
+                secret_token=self._settings.telegram_webhook_secret_value(),
                 allowed_updates=allowed,
             )
         else:
@@ -232,49 +251,64 @@ class TelegramAdapter:
 
     # --- updates -------------------------------------------------------------------
 
-    async def _is_admin(self, update: Update) -> bool:
-        chat, user = update.effective_chat, update.effective_user
-        if chat is None or chat.type == TgChat.PRIVATE or chat.type == TgChat.CHANNEL:
-            return True
-        if not self._settings.telegram_group_admins_only:
-            return True
-        message = update.effective_message
-        if message is not None and message.sender_chat is not None:
-            return message.sender_chat.id == chat.id  # an anonymous administrator
-        if user is None:
-            return False
-        member = await chat.get_member(user.id)
-        return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+    def _known_role(self, chat: TgChat, message: Message | None) -> Role:
+        """The caller's role as far as the update itself tells, without asking Telegram.
+
+        `message` is the command's own message (None for a button press, whose message is
+        the bot's). A private chat is its person's own; a message sent as the chat itself
+        is a channel's post (only its administrators post) or a group's anonymous
+        administrator. With TELEGRAM_GROUP_ADMINS_ONLY off every group member may change
+        the group; channels always need an administrator.
+        """
+        if chat.type == TgChat.PRIVATE:
+            return Role.OWNER
+        sender = message.sender_chat if message is not None else None
+        if sender is not None and sender.id == chat.id:
+            return Role.ADMIN
+        if chat.type != TgChat.CHANNEL and not self._settings.telegram_group_admins_only:
+            return Role.ADMIN
+        return Role.MEMBER
+
+    @staticmethod
+    def _lookup(chat: TgChat, user: User | None) -> RoleLookup | None:
+        """Ask Telegram (getChatMember) whether `user` administers `chat`; called only when
+        a command would change the chat."""
+        if user is None or chat.type == TgChat.PRIVATE:
+            return None
+
+        async def lookup() -> Role:
+            member = await chat.get_member(user.id)
+            return Role.ADMIN if member.status in _ADMINS else Role.MEMBER
+
+        return lookup
 
     async def _on_text(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
         message, chat = update.effective_message, update.effective_chat
         if message is None or chat is None or not message.text:
             return
-        if update.effective_user is not None and update.effective_user.is_bot:
+        user = update.effective_user
+        if user is not None and user.is_bot:
             return  # other bots are not our audience
-        ref = ChatRef(Platform.TELEGRAM, str(chat.id))
         command = parse_command(
             message.text,
-            ref,
+            ChatRef(Platform.TELEGRAM, str(chat.id)),
             chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
-            user_id=str(update.effective_user.id) if update.effective_user else None,
+            user_id=str(user.id) if user else None,
+            role=self._known_role(chat, message),
+            bot_username=self.application.bot.username,
         )
         if command is None:
             if chat.type == TgChat.PRIVATE:
                 await self._reply(chat.id, not_a_command())
-            return  # groups: people talk to each other, not to us
-        await self._run(update, command)
-
-    async def _run(self, update: Update, command: Command) -> None:
-        chat = update.effective_chat
-        assert chat is not None
-        spec = self._registry.get(command.name)
-        if spec is not None and spec.changes_chat and not await self._is_admin(update):
-            command = replace(command, is_admin=False)
-        reply = await self._registry.dispatch(command, self._ctx)
+            return  # groups: people talk to each other (or to other bots), not to us
+        reply = await self._registry.dispatch(
+            command, self._ctx, lookup_role=self._lookup(chat, user)
+        )
         await self._reply(chat.id, reply)
 
     async def _reply(self, chat_id: int, reply: Reply) -> None:
+        if reply.is_empty:
+            return
         for message in to_messages(reply, str(chat_id), self.key):
             await send(self.application.bot, chat_id, message)
         if reply.chart is not None:
@@ -301,12 +335,19 @@ class TelegramAdapter:
             chat=ChatRef(Platform.TELEGRAM, str(chat.id)),
             chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
             user_id=str(query.from_user.id),
+            role=self._known_role(chat, None),
         )
-        spec = self._registry.get(command.name)
-        if spec is not None and spec.changes_chat and not await self._is_admin(update):
-            await query.answer("Only this chat's administrators can do that.", show_alert=True)
+        lookup = self._lookup(chat, query.from_user)
+        if chat.type == TgChat.CHANNEL and lookup is not None:
+            # A post in a channel reaches every subscriber: whether this press may post
+            # (or change anything) is known before it runs.
+            command = replace(command, role=await _role_or_member(lookup))
+            lookup = None
+        reply = await self._registry.dispatch(command, self._ctx, lookup_role=lookup)
+        if reply.denied or (chat.type == TgChat.CHANNEL and not command.role.may_change):
+            # Refused, or a subscriber's read-only press: only the presser sees the answer.
+            await query.answer(popup(reply) or None, show_alert=not reply.is_empty)
             return
-        reply = await self._registry.dispatch(command, self._ctx)
         await query.answer((reply.lines[0] if reply.lines else "Done.")[:190])
         await self._reply(chat.id, reply)
 

@@ -207,12 +207,18 @@ async def test_channel_changes_can_be_limited_to_admins(
                     f"http://127.0.0.1:{unused_tcp_port}/slack/events",
                     http,
                 )  # type: ignore[arg-type]
-                assert "Only workspace admins" in await client.command(
-                    "follow Web Agents", user=BOB
-                )
+                assert "Nothing was changed" in await client.command("follow Web Agents", user=BOB)
                 assert "Now following Web Agents" in await client.command(
                     "follow Web Agents", user=ALICE
                 )
+                # Switching the channel's momentum alerts is a change too; looking is not,
+                # and costs no users.info call.
+                refused = await client.command("momentum alerts off", user=BOB)
+                assert "Only the chat's administrators" in refused
+                looked_up = fake.calls.count("users.info")
+                assert "A daily digest at 08:00" in await client.command("digest", user=BOB)
+                assert "Momentum alerts are on" in await client.command("momentum alerts", user=BOB)
+                assert fake.calls.count("users.info") == looked_up
                 # In a DM, people manage their own subscriptions.
                 assert "Now following Agentic RAG" in await client.command(
                     "follow Agentic RAG", user=BOB, channel="D0BOBDM01"

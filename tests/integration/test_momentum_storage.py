@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.domain import ChatKind, ChatRef, Command, Paper, Platform, SubscriptionKind
+from bot.domain import ChatKind, ChatRef, Command, Paper, Platform, Role, SubscriptionKind
 from bot.topics.catalog import Catalog
 from bot.topics.momentum import AlertState
 from handlers.base import Context, Registry
@@ -128,8 +128,8 @@ def mctx(db: Database, small_catalog: Catalog) -> Context:
     return Context(uow=db.uow, catalog=small_catalog, clock=lambda: TODAY)
 
 
-def cmd(name: str, args: str = "", *, is_admin: bool = True) -> Command:
-    return Command(name=name, args=args, chat=CHAT, chat_kind=ChatKind.PRIVATE, is_admin=is_admin)
+def cmd(name: str, args: str = "", *, role: Role = Role.OWNER) -> Command:
+    return Command(name=name, args=args, chat=CHAT, chat_kind=ChatKind.PRIVATE, role=role)
 
 
 async def spike(db: Database) -> None:
@@ -180,9 +180,9 @@ async def test_bad_input_is_answered_and_changes_nothing(db: Database, mctx: Con
     for args in ("alerts maybe", "alerts on now"):
         reply = await momentum(cmd("momentum", args), mctx)
         assert reply.is_error and "Nothing was changed" in reply.lines[0]
-    reply = await momentum(cmd("momentum", "alerts off", is_admin=False), mctx)
-    assert reply.is_error and "administrators" in reply.lines[0]
     registry = Registry([MOMENTUM, TRENDING])
+    reply = await registry.dispatch(cmd("momentum", "alerts off", role=Role.MEMBER), mctx)
+    assert reply.is_error and "administrators" in reply.lines[0]
     reply = await registry.dispatch(cmd("trending", "now"), mctx)
     assert reply.is_error and "takes no arguments" in reply.lines[0]
     assert await chat_state(db) == (False, None)
