@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from rapidfuzz import process
@@ -32,6 +34,19 @@ def _describe(chat: Chat) -> str:
     return text
 
 
+_HHMM = re.compile(r"[0-9]{1,2}:[0-9]{2}")  # ASCII digits only: "᧚:00" is no time
+
+
+def _hhmm(text: str) -> str:
+    """ "7:30" -> "07:30"; ValueError with a readable message for anything else."""
+    try:
+        if not _HHMM.fullmatch(text):
+            raise ValueError(text)
+        return parse_hhmm(text).strftime("%H:%M")
+    except ValueError:
+        raise ValueError("Write the time as HH:MM, e.g. 07:30.") from None
+
+
 def _parse_digest(args: str) -> dict[str, object]:
     """ "daily 07:30" -> settings; ValueError with a readable message otherwise."""
     words = args.lower().split()
@@ -49,13 +64,13 @@ def _parse_digest(args: str) -> dict[str, object]:
     if mode == "daily" and len(rest) <= 1:
         values: dict[str, object] = {"digest_mode": mode}
         if rest:
-            values["digest_time"] = parse_hhmm(rest[0]).strftime("%H:%M")
+            values["digest_time"] = _hhmm(rest[0])
         return values
     if mode == "weekly" and len(rest) <= 2:
         values = {"digest_mode": mode}
         for word in rest:
             if ":" in word:
-                values["digest_time"] = parse_hhmm(word).strftime("%H:%M")
+                values["digest_time"] = _hhmm(word)
             else:
                 day = next((d for d in WEEKDAYS if d.startswith(word[:3])), None)
                 if day is None or len(word) < 3:
@@ -89,20 +104,39 @@ async def digest(cmd: Command, ctx: Context) -> Reply:
     return Reply(lines=(_describe(chat),), changes_chat=True)
 
 
-async def timezone(cmd: Command, ctx: Context) -> Reply:
-    """Set the chat's time zone (IANA name, e.g. Europe/Berlin)."""
-    name = cmd.args.strip()
-    if not name:
-        return usage_error(TIMEZONE.usage, "Which time zone?")
+@cache
+def _zones() -> dict[str, str]:
+    """Lower-case IANA name -> its canonical spelling. Areas with a city ("Europe/Berlin",
+    "Etc/UTC") and "UTC" itself; not the bare legacy names ("EST", "localtime") nor the
+    `right/` and `posix/` variants (which `available_timezones` never lists)."""
+    names = [n for n in available_timezones() if "/" in n or n == "UTC"]
+    return {n.lower(): n for n in names if not n.lower().startswith(("right/", "posix/"))}
+
+
+def zone_name(text: str) -> str | None:
+    """The canonical IANA spelling of `text` in any case ("utc" -> "UTC"), or None."""
+    name = _zones().get(text.strip().lower())
+    if name is None:
+        return None
     try:
-        if "/" not in name and name.upper() != "UTC":
-            raise ZoneInfoNotFoundError(name)
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        close = process.extract(name, sorted(available_timezones()), limit=3, score_cutoff=60)
+        return None
+    return name
+
+
+async def timezone(cmd: Command, ctx: Context) -> Reply:
+    """Set the chat's time zone (IANA name in any case, e.g. Europe/Berlin or utc)."""
+    typed = cmd.args.strip()
+    if not typed:
+        return usage_error(TIMEZONE.usage, "Which time zone?")
+    name = zone_name(typed)
+    if name is None:
+        close = process.extract(typed, sorted(_zones().values()), limit=3, score_cutoff=60)
         hint = f" Did you mean: {', '.join(c[0] for c in close)}?" if close else ""
+        shown = typed if len(typed) <= 60 else typed[:59] + "…"
         return usage_error(
-            TIMEZONE.usage, f'"{name}" is not a time zone I know.{hint} Nothing was changed.'
+            TIMEZONE.usage, f'"{shown}" is not a time zone I know.{hint} Nothing was changed.'
         )
     async with ctx.uow() as uow:
         chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
@@ -124,10 +158,7 @@ async def quiet(cmd: Command, ctx: Context) -> Reply:
     else:
         start, _, end = text.partition("-")
         try:
-            values = {
-                "quiet_start": parse_hhmm(start).strftime("%H:%M"),
-                "quiet_end": parse_hhmm(end).strftime("%H:%M"),
-            }
+            values = {"quiet_start": _hhmm(start.strip()), "quiet_end": _hhmm(end.strip())}
         except ValueError:
             return usage_error(QUIET.usage, "Write the hours as HH:MM-HH:MM. Nothing was changed.")
     async with ctx.uow() as uow:
