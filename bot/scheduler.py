@@ -14,7 +14,10 @@ Worker duties (any number of processes share the outbox):
 
 Every process:
 - heartbeat: every `heartbeat_interval` seconds, to share the flood limits and the
-  chats with the other live processes (`bot.delivery.peers`).
+  chats with the other live processes (`bot.delivery.peers`); in a process that may
+  poll it also checks the poller lock, so that one lost to a database restart is
+  taken again (by this process or another) within a beat, and a process that lost it
+  steps down.
 
 Jobs coalesce, never overlap (`max_instances=1`) and run late within a grace period.
 A job never raises into the scheduler: failures are logged and retried next time.
@@ -117,6 +120,10 @@ class Jobs:
 
     @_stops_quietly
     async def heartbeat(self) -> None:
+        if self._poller is not None:
+            # Checked each beat too (not only at the minutely digest tick), so a lock lost
+            # to a database restart is taken up again, here or elsewhere, within a beat.
+            await self._db.hold_poller_lock()
         if self._peers is None:
             return
         try:

@@ -5,6 +5,8 @@ One `Database` per process: it owns the async engine and hands out units of work
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import sqlite3
@@ -15,7 +17,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -30,6 +32,14 @@ log = logging.getLogger(__name__)
 # Any constants work; they only have to be the same in every paperwatch process.
 _MIGRATION_LOCK_KEY = 0x70617065  # "pape"
 _POLLER_LOCK_KEY = 0x706F6C6C  # "poll"
+# How long the poller lock's check (or taking it) may take before the connection is
+# given up as dead: a database that does not answer cannot be trusted with the lock.
+_LOCK_TIMEOUT = 5.0
+# Whether this session holds the advisory lock (a one-int key has classid 0, objid the key).
+_HOLDS_LOCK = text(
+    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 0"
+    " AND objid = :k AND objsubid = 1 AND pid = pg_backend_pid() AND granted"
+)
 
 
 class DatabaseConfigError(RuntimeError):
@@ -93,6 +103,7 @@ class Database:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self._lock_conn: AsyncConnection | None = None
+        self._lock_guard = asyncio.Lock()  # the poll and digest jobs ask at once
 
     @property
     def dialect(self) -> str:
@@ -141,31 +152,85 @@ class Database:
             return await conn.run_sync(_current_revision)
 
     async def hold_poller_lock(self) -> bool:
-        """Whether this process is (now) the one poller; kept until the process ends.
+        """Whether this process is (now) the one poller. Ask before each poller tick.
 
         PostgreSQL: a session advisory lock on a connection held open, so it is freed
-        the moment the holder dies. SQLite: one process per database file, always yes.
+        the moment the holder dies. Each call checks, on that connection, that the
+        lock is still held: a database restart ends the session and the lock with it,
+        and another process may take it. Then the connection is dropped and the lock
+        taken again if it is free; if another process has it, this one steps down
+        (and says so in the log). SQLite: one process per database file, always yes.
         """
         if self.dialect != "postgresql":
             return True
-        if self._lock_conn is not None:
-            return True
-        conn = await self.engine.connect()
-        got = (
-            await conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": _POLLER_LOCK_KEY})
-        ).scalar()
-        await conn.commit()
+        async with self._lock_guard:
+            if self._lock_conn is not None:
+                if await self._still_holding(self._lock_conn):
+                    return True
+                await self._drop_lock_connection()
+                if await self._take_lock():
+                    log.warning("poller lock lost and taken again; still the poller")
+                    return True
+                log.warning("poller lock lost; another process is the poller now: stepping down")
+                return False
+            if await self._take_lock():
+                log.info("poller lock taken: this process polls arXiv and folds digests")
+                return True
+            return False
+
+    async def _still_holding(self, conn: AsyncConnection) -> bool:
+        try:
+            async with asyncio.timeout(_LOCK_TIMEOUT):
+                held = (await conn.execute(_HOLDS_LOCK, {"k": _POLLER_LOCK_KEY})).scalar()
+                await conn.commit()
+        except (OSError, TimeoutError, SQLAlchemyError) as exc:
+            log.warning("poller lock connection failed: %s", _first_line(exc))
+            return False
+        return bool(held)
+
+    async def _take_lock(self) -> bool:
+        """Try to take the lock on a new connection, kept open while it is held."""
+        conn: AsyncConnection | None = None
+        try:
+            async with asyncio.timeout(_LOCK_TIMEOUT):
+                conn = await self.engine.connect()
+                got = (
+                    await conn.execute(
+                        text("SELECT pg_try_advisory_lock(:k)"), {"k": _POLLER_LOCK_KEY}
+                    )
+                ).scalar()
+                await conn.commit()
+        except (OSError, TimeoutError, SQLAlchemyError) as exc:
+            log.warning("cannot reach the database for the poller lock: %s", _first_line(exc))
+            got = False
         if got:
             self._lock_conn = conn
-        else:
-            await conn.close()
+        elif conn is not None:
+            await _discard(conn)
         return bool(got)
 
+    async def _drop_lock_connection(self) -> None:
+        conn, self._lock_conn = self._lock_conn, None
+        if conn is not None:
+            await _discard(conn)
+
     async def dispose(self) -> None:
-        if self._lock_conn is not None:
-            await self._lock_conn.close()
-            self._lock_conn = None
+        await self._drop_lock_connection()
         await self.engine.dispose()
+
+
+async def _discard(conn: AsyncConnection) -> None:
+    """Close a connection that may be dead: invalidated, so the pool never reuses it."""
+    with contextlib.suppress(OSError, TimeoutError, SQLAlchemyError):
+        async with asyncio.timeout(_LOCK_TIMEOUT):
+            await conn.invalidate()
+    with contextlib.suppress(OSError, TimeoutError, SQLAlchemyError):
+        async with asyncio.timeout(_LOCK_TIMEOUT):
+            await conn.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def alembic_config(connection: Connection | None = None) -> Config:

@@ -2,12 +2,25 @@
 
 PAPERWATCH_TEST_POSTGRES_URL names it (default: the local server's `test` database).
 A whole database, rather than a schema, is for runs where other processes connect.
+A throwaway cluster, started by the test on its own port, is for tests that restart
+the server.
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
@@ -51,3 +64,63 @@ async def registered_processes(url: str) -> int:
         return 0
     finally:
         await engine.dispose()
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A PostgreSQL server of the test's own: its URL, and how to restart it."""
+
+    url: str
+    data: Path
+    bindir: Path
+
+    def restart(self) -> None:
+        """`pg_ctl restart -m fast`: every session ends, as in a real restart."""
+        log = self.data.parent / "log"  # the server must not inherit our pipes
+        _as_postgres(
+            [self.bindir / "pg_ctl", "-D", self.data, "-l", log, "-m", "fast", "-w", "restart"]
+        )
+
+
+def postgres_bindir() -> Path | None:
+    """The newest installed PostgreSQL's binaries (initdb, pg_ctl), if any."""
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[-3])
+    )
+    return Path(found[-1]).parent if found else None
+
+
+def _as_postgres(command: list[object]) -> None:
+    """Run a PostgreSQL tool; as the `postgres` user when we are root (initdb refuses)."""
+    argv = [str(part) for part in command]
+    if os.geteuid() == 0:
+        argv = ["runuser", "-u", "postgres", "--", *argv]
+    subprocess.run(argv, check=True, capture_output=True, timeout=120)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def throwaway_cluster(bindir: Path) -> Iterator[Cluster]:
+    """initdb a new cluster in a temporary folder, start it on a free port of 127.0.0.1
+    (trust auth, fsync off), and always stop and remove it afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="pw_pg_"))
+    if os.geteuid() == 0:
+        owner = pwd.getpwnam("postgres")
+        os.chown(home, owner.pw_uid, owner.pw_gid)
+    data, port = home / "data", _free_port()
+    try:
+        _as_postgres([bindir / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "-N"])
+        options = f"-p {port} -c listen_addresses=127.0.0.1 -k {home} -c fsync=off"
+        _as_postgres(
+            [bindir / "pg_ctl", "-D", data, "-o", options, "-l", home / "log", "-w", "start"]
+        )
+        yield Cluster(f"postgresql+asyncpg://postgres@127.0.0.1:{port}/postgres", data, bindir)
+    finally:
+        with contextlib.suppress(subprocess.SubprocessError, OSError):
+            _as_postgres([bindir / "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"])
+        shutil.rmtree(home, ignore_errors=True)

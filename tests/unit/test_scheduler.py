@@ -73,6 +73,23 @@ async def test_a_skipped_digest_tick_is_logged_but_a_skipped_delivery_round_is_n
     assert skipped and all("Jobs.digests" in message for message in skipped), skipped
 
 
+class Lock:
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def hold_poller_lock(self) -> bool:
+        self.asked += 1
+        return True
+
+
+async def test_a_process_that_may_poll_checks_its_lock_at_every_beat() -> None:
+    lock = Lock()
+    await Jobs(lock, object(), None).heartbeat()  # type: ignore[arg-type]
+    assert lock.asked == 1
+    await Jobs(lock, None, SlowDrain()).heartbeat()  # type: ignore[arg-type]  # a worker
+    assert lock.asked == 1
+
+
 def test_an_unknown_role_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown role 'boss'"):
         build_scheduler(Jobs(None, None, None), role="boss")  # type: ignore[arg-type]
