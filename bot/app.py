@@ -33,6 +33,7 @@ from bot.topics.query import QueryError
 from bot.topics.tagging import catalog_rules
 from handlers.base import Context
 from handlers.commands import REGISTRY
+from handlers.rate_limit import CommandRateLimit
 from storage.database import Database
 from storage.politeness import DatabaseRequestStamp
 
@@ -97,6 +98,11 @@ async def run_bot(
         catalog=catalog,
         max_topics_per_chat=settings.max_topics_per_chat,
         max_queries_per_chat=settings.max_queries_per_chat,
+        rate_limit=CommandRateLimit(
+            per_user=settings.user_commands_per_minute,
+            per_chat=settings.chat_commands_per_minute,
+            burst=settings.command_burst,
+        ),
     )
     console = role == "all" and not (settings.telegram_enabled or settings.slack_enabled)
     messengers: dict[str, Messenger] = {}

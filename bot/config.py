@@ -40,6 +40,10 @@ class StartupError(RuntimeError):
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
+# What Telegram accepts as a webhook's secret_token.
+_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+
+
 class Settings(BaseSettings):
     """Every knob of paperwatch. Names match `.env.example`."""
 
@@ -102,6 +106,15 @@ class Settings(BaseSettings):
     slack_allowed_users: Annotated[tuple[str, ...], NoDecode] = Field(
         default=(), validation_alias="SLACK_ALLOWED_USERS"
     )
+    # Chat commands a minute, per person and per chat (Telegram and Slack), and how many
+    # may come at once; more are not run (handlers.rate_limit).
+    user_commands_per_minute: float = Field(
+        default=20.0, gt=0, validation_alias="PAPERWATCH_USER_COMMANDS_PER_MINUTE"
+    )
+    chat_commands_per_minute: float = Field(
+        default=30.0, gt=0, validation_alias="PAPERWATCH_CHAT_COMMANDS_PER_MINUTE"
+    )
+    command_burst: int = Field(default=5, ge=1, validation_alias="PAPERWATCH_COMMAND_BURST")
 
     arxiv_rss_url: str = Field(
         default="https://rss.arxiv.org/rss/", validation_alias="ARXIV_RSS_URL"
@@ -148,6 +161,32 @@ class Settings(BaseSettings):
         default=3600.0, ge=0, validation_alias="ARXIV_MAX_RETRY_AFTER"
     )
     arxiv_poll_timeout: float = Field(default=900.0, gt=0, validation_alias="ARXIV_POLL_TIMEOUT")
+
+    @field_validator(
+        "telegram_bot_token",
+        "telegram_webhook_url",
+        "telegram_webhook_secret",
+        "slack_bot_token",
+        "slack_app_token",
+        "slack_signing_secret",
+        mode="before",
+    )
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """`TELEGRAM_WEBHOOK_SECRET=` (or blanks) means unset, never an empty secret."""
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _webhook_secret_chars(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _WEBHOOK_SECRET.fullmatch(value.get_secret_value()):
+            raise ValueError(
+                "TELEGRAM_WEBHOOK_SECRET must be 1-256 characters A-Z a-z 0-9 _ -"
+                " (e.g. the output of: openssl rand -hex 32)"
+            )
+        return value
 
     @field_validator(
         "telegram_bot_token",

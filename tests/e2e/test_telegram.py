@@ -24,6 +24,7 @@ from bot.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
+from handlers.rate_limit import CommandRateLimit
 from storage.database import Database
 from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
 
@@ -353,6 +354,205 @@ async def test_a_channel_where_the_bot_is_admin(bot: Bot) -> None:
     await bot.ingest(paper(50, "For the channel", "Web Agents"))
     await bot.deliverer.drain()
     assert "For the channel" in bot.fake.messages_for(channel)[-1].visible_text
+
+
+async def _subscriptions(bot: Bot, chat_id: int) -> list[str]:
+    async with bot.db.uow() as uow:
+        chat = await uow.chats.get(ChatRef(Platform.TELEGRAM, str(chat_id)))
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+    return [s.label for s in subs]
+
+
+async def test_channel_subscribers_change_nothing_and_post_nothing(bot: Bot) -> None:
+    fake, channel, admin, subscriber = bot.fake, -1007777, 7, 5
+    fake.set_admins(channel, [admin])
+    await bot.say(channel, "/follow Web Agents", chat_type="channel")  # the channel's own post
+    await bot.say(channel, "/digest instant", chat_type="channel")
+    await bot.ingest(paper(51, "For the channel", "Web Agents", "RL for LLM Agents"))
+    await bot.deliverer.drain()
+    alert = fake.messages_for(channel)[-1]
+    keyboard = {
+        b["text"]: b["callback_data"] for row in alert.reply_markup["inline_keyboard"] for b in row
+    }
+    posts = len(fake.messages_for(channel))
+    presses = (
+        "Unfollow Web Agents",
+        "Mute RL for LLM Agents",
+        "Why this paper?",
+        "Latest in Web Agents",
+    )
+    for n, label in enumerate(presses, start=1):
+        fake.press_button(channel, alert.message_id, keyboard[label], user_id=subscriber)
+        await fake.async_wait_until(lambda f, n=n: len(f.answered_callbacks) == n)
+    answers = fake.answered_callbacks
+    assert all(a.get("show_alert") for a in answers)
+    assert "Only the chat's administrators" in answers[0]["text"]
+    assert "Only the chat's administrators" in answers[1]["text"]
+    assert "Why 2610.00051 has its topics" in answers[2]["text"]
+    assert "For the channel" in answers[3]["text"]
+    assert len(fake.messages_for(channel)) == posts  # nothing was posted into the channel
+    assert await _subscriptions(bot, channel) == ["Web Agents"]
+    async with bot.db.uow() as uow:
+        chat = await uow.chats.get(ChatRef(Platform.TELEGRAM, str(channel)))
+        assert chat is not None and await uow.mutes.for_chat(chat.id) == []
+    # The channel's administrator may.
+    fake.press_button(channel, alert.message_id, keyboard["Unfollow Web Agents"], user_id=admin)
+    await fake.async_wait_until(lambda f: len(f.messages_for(channel)) > posts)
+    assert "Stopped following Web Agents" in fake.messages_for(channel)[-1].visible_text
+    assert await _subscriptions(bot, channel) == []
+
+
+async def test_group_members_may_look_but_not_switch_momentum_alerts(bot: Bot) -> None:
+    fake = bot.fake
+    fake.set_admins(GROUP, [7])
+
+    async def say(text: str, user: int) -> str:
+        return await bot.say(GROUP, text, chat_type="supergroup", user_id=user)
+
+    assert "Only the chat's administrators" in await say("/momentum alerts off", 5)
+    asked = fake.calls.count("getChatMember")
+    # Read-only commands are open to everyone, and cost no getChatMember call.
+    assert "A daily digest at 08:00" in await say("/digest", 5)
+    assert "Momentum alerts are on" in await say("/momentum alerts", 5)
+    assert "don't follow any topic" in await say("/list", 5)
+    assert fake.calls.count("getChatMember") == asked
+    assert "Momentum alerts are off" in await say("/momentum alerts off", 7)
+    assert "Only the chat's administrators" in await say("/digest instant", 5)
+    async with bot.db.uow() as uow:
+        chat = await uow.chats.get(ChatRef(Platform.TELEGRAM, str(GROUP)))
+    assert chat is not None and chat.momentum_alerts is False
+    assert chat.digest_mode is DigestMode.DAILY
+
+
+async def test_group_members_may_change_things_when_the_operator_allows(
+    db: Database, catalog: Catalog
+) -> None:
+    with serve_fake_telegram() as fake:
+        settings = Settings(
+            TELEGRAM_BOT_TOKEN=TOKEN,
+            TELEGRAM_API_BASE_URL=fake.base_url,
+            TELEGRAM_GROUP_ADMINS_ONLY=False,
+        )
+        adapter = TelegramAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
+        await adapter.start()
+        try:
+            bot = Bot(fake, adapter, Deliverer(db.uow, {}, catalog), db, catalog)
+            answer = await bot.say(GROUP, "/follow Web Agents", chat_type="supergroup", user_id=5)
+            assert "Now following Web Agents" in answer
+            assert "getChatMember" not in fake.calls
+        finally:
+            await adapter.stop()
+
+
+async def test_a_flood_of_commands_is_told_to_wait_once(db: Database, catalog: Catalog) -> None:
+    with serve_fake_telegram() as fake:
+        settings = Settings(TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_BASE_URL=fake.base_url)
+        limit = CommandRateLimit(per_user=0.001, per_chat=0.001, burst=2)  # no draining
+        ctx = Context(uow=db.uow, catalog=catalog, rate_limit=limit)
+        adapter = TelegramAdapter(settings, REGISTRY, ctx)
+        await adapter.start()
+        try:
+            bot = Bot(fake, adapter, Deliverer(db.uow, {}, catalog), db, catalog)
+            assert "Now following Web Agents" in await bot.say(ALICE, "/follow Web Agents")
+            assert "Web Agents" in await bot.say(ALICE, "/list")
+            assert "faster than I can answer" in await bot.say(ALICE, "/follow Agentic RAG")
+            for text in ("/follow Agentic RAG", "/list", "/start"):
+                fake.push_message(ALICE, text)
+            # Updates are handled in order: once Bob has his answer, Alice's were handled.
+            assert "Now following" in await bot.say(222, "/follow Web Agents")
+            assert len(fake.messages_for(ALICE)) == 3
+        finally:
+            await adapter.stop()
+    assert await _subscriptions(bot, ALICE) == ["Web Agents"]
+
+
+async def test_commands_for_another_bot_are_ignored(bot: Bot) -> None:
+    fake = bot.fake
+    fake.set_admins(GROUP, [7])
+    fake.push_message(GROUP, "/follow@otherbot Web Agents", chat_type="supergroup", user_id=7)
+    answer = await bot.say(GROUP, "/list@paperwatch_test_bot", chat_type="supergroup", user_id=7)
+    assert "don't follow any topic" in answer
+    assert len(fake.messages_for(GROUP)) == 1  # the /list answer, nothing for the other bot
+    assert "Now following Web Agents" in await bot.say(
+        GROUP, "/follow@PaperWatch_Test_Bot Web Agents", chat_type="supergroup", user_id=7
+    )
+
+
+def _forged_follow(chat_id: int) -> bytes:
+    """An update nobody at Telegram sent: a /follow for an invented chat."""
+    update = {
+        "update_id": 99,
+        "message": {
+            "message_id": 1,
+            "date": 0,
+            "chat": {"id": chat_id, "type": "private"},
+            "from": {"id": chat_id, "is_bot": False, "first_name": "Mallory"},
+            "text": "/follow Web Agents",
+            "entities": [{"type": "bot_command", "offset": 0, "length": 7}],
+        },
+    }
+    return json.dumps(update).encode()
+
+
+@pytest.mark.parametrize("secret", [None, "", "   "])
+async def test_webhook_mode_without_a_secret_refuses_to_start(
+    db: Database, catalog: Catalog, unused_tcp_port: int, secret: str | None
+) -> None:
+    with serve_fake_telegram() as fake:
+        extra = {} if secret is None else {"TELEGRAM_WEBHOOK_SECRET": secret}
+        settings = Settings(
+            TELEGRAM_BOT_TOKEN=TOKEN,
+            TELEGRAM_API_BASE_URL=fake.base_url,
+            TELEGRAM_WEBHOOK_URL="https://bot.example.org/telegram",
+            TELEGRAM_WEBHOOK_LISTEN="127.0.0.1",
+            TELEGRAM_WEBHOOK_PORT=unused_tcp_port,
+            **extra,
+        )
+        adapter = TelegramAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
+        try:
+            with pytest.raises(StartupError, match="TELEGRAM_WEBHOOK_SECRET"):
+                await adapter.start()
+            # Nothing listens, so the forged update of the issue gets nowhere.
+            async with httpx.AsyncClient() as http:
+                with pytest.raises(httpx.ConnectError):
+                    await http.post(
+                        f"http://127.0.0.1:{unused_tcp_port}/telegram",
+                        content=_forged_follow(4242),
+                        headers={"Content-Type": "application/json"},
+                    )
+            assert "setWebhook" not in fake.calls
+        finally:
+            await adapter.stop()
+    async with db.uow() as uow:
+        assert await uow.chats.get(ChatRef(Platform.TELEGRAM, "4242")) is None
+
+
+async def test_webhook_mode_refuses_updates_without_the_secret_header(
+    db: Database, catalog: Catalog, unused_tcp_port: int
+) -> None:
+    with serve_fake_telegram() as fake:
+        settings = Settings(
+            TELEGRAM_BOT_TOKEN=TOKEN,
+            TELEGRAM_API_BASE_URL=fake.base_url,
+            TELEGRAM_WEBHOOK_URL="https://bot.example.org/telegram",
+            TELEGRAM_WEBHOOK_SECRET="s3cret-value",
+            TELEGRAM_WEBHOOK_LISTEN="127.0.0.1",
+            TELEGRAM_WEBHOOK_PORT=unused_tcp_port,
+        )
+        adapter = TelegramAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
+        await adapter.start()
+        try:
+            async with httpx.AsyncClient() as http:
+                forged = await http.post(
+                    f"http://127.0.0.1:{unused_tcp_port}/telegram",
+                    content=_forged_follow(4242),
+                    headers={"Content-Type": "application/json"},
+                )
+            assert forged.status_code == 403
+        finally:
+            await adapter.stop()
+    async with db.uow() as uow:
+        assert await uow.chats.get(ChatRef(Platform.TELEGRAM, "4242")) is None
 
 
 async def _subscriptions(bot: Bot, chat_id: int) -> list[str]:
