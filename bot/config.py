@@ -40,10 +40,6 @@ class StartupError(RuntimeError):
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
-# What Telegram accepts as a webhook's secret_token.
-_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
-
-
 class Settings(BaseSettings):
     """Every knob of paperwatch. Names match `.env.example`."""
 
@@ -161,32 +157,6 @@ class Settings(BaseSettings):
         default=3600.0, ge=0, validation_alias="ARXIV_MAX_RETRY_AFTER"
     )
     arxiv_poll_timeout: float = Field(default=900.0, gt=0, validation_alias="ARXIV_POLL_TIMEOUT")
-
-    @field_validator(
-        "telegram_bot_token",
-        "telegram_webhook_url",
-        "telegram_webhook_secret",
-        "slack_bot_token",
-        "slack_app_token",
-        "slack_signing_secret",
-        mode="before",
-    )
-    @classmethod
-    def _empty_is_unset(cls, value: object) -> object:
-        """`TELEGRAM_WEBHOOK_SECRET=` (or blanks) means unset, never an empty secret."""
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
-
-    @field_validator("telegram_webhook_secret")
-    @classmethod
-    def _webhook_secret_chars(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and not _WEBHOOK_SECRET.fullmatch(value.get_secret_value()):
-            raise ValueError(
-                "TELEGRAM_WEBHOOK_SECRET must be 1-256 characters A-Z a-z 0-9 _ -"
-                " (e.g. the output of: openssl rand -hex 32)"
-            )
-        return value
 
     @field_validator(
         "telegram_bot_token",
