@@ -10,6 +10,7 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -83,12 +84,22 @@ def _handler(fake: FakeArxiv) -> type[BaseHTTPRequestHandler]:
             for name, value in canned.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(canned.body)
+            try:
+                self.wfile.write(canned.body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client stopped reading: that is its right
 
         def log_message(self, format: str, *args: object) -> None:
             pass
 
     return Handler
+
+
+def gzip_bomb(mib: int) -> bytes:
+    """A gzip stream of `mib` MiB of zero bytes (about 1 KiB per MiB), built in pieces."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = bytes(1 << 20)
+    return b"".join([*(packer.compress(zeros) for _ in range(mib)), packer.flush()])
 
 
 @contextmanager
