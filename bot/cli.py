@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from bot.config import Settings
 from bot.delivery.peers import SILENT_BEATS
 from bot.domain import Command, Paper, Reply
 from bot.ingest import IngestResult, load_sample_if_empty, paper_from_json, store_papers
+from bot.log_secrets import RedactSecrets, keep_secret_bearing_loggers_quiet
 from bot.scheduler import ROLES
 from bot.topics.catalog import Catalog
 from bot.topics.tagging import build_tagger
@@ -42,15 +43,21 @@ RETAG_PAGE = 1000
 Action = Callable[[argparse.Namespace, Settings], Awaitable[int]]
 
 
-def configure_logging(level: str) -> None:
+def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
+    """Logs to stderr at `level`; tokens and `secrets` never show (bot.log_secrets)."""
     logging.basicConfig(
         level=level,
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    root = logging.getLogger()
+    redact = RedactSecrets(secrets)
+    for handler in root.handlers:
+        handler.addFilter(redact)
     # Third-party chatter stays out of INFO logs.
     for noisy in ("httpx", "httpcore", "aiosqlite", "alembic.runtime.migration", "apscheduler"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    keep_secret_bearing_loggers_quiet(root.level)
 
 
 def build_context(db: Database, catalog: Catalog, settings: Settings | None = None) -> Context:
@@ -363,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
             where = ".".join(str(p) for p in error["loc"]) or "settings"
             print(f"paperwatch: bad setting {where}: {error['msg']}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.secret_values())
     try:
         return asyncio.run(args.handler(args, settings))
     except (StartupError, DatabaseConfigError) as exc:

@@ -1,0 +1,55 @@
+"""Keeping tokens and secrets out of the logs, whatever PAPERWATCH_LOG_LEVEL says.
+
+Two rules, applied by `bot.cli.configure_logging`:
+- the libraries that print what they send never log below INFO: python-telegram-bot
+  logs the Bot API URL (it holds the bot token) and every call's parameters at DEBUG
+  (setWebhook's `secret_token` among them); httpx, httpcore and aiohttp log URLs;
+  slack_sdk logs requests and the Socket Mode URL (its ticket); slack_bolt its requests;
+- every configured secret that still reaches a handler is replaced by `[redacted]`, in
+  the message and in the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+SECRET_BEARING = ("telegram", "httpx", "httpcore", "aiohttp", "slack_sdk", "slack_bolt")
+REDACTED = "[redacted]"
+_SHORTEST = 4  # shorter "secrets" would blank out ordinary words
+
+
+class RedactSecrets(logging.Filter):
+    """A handler filter that replaces each of `secrets` in a record by `[redacted]`."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        # Longest first, so a secret that contains another is redacted whole.
+        self._secrets = sorted({s for s in secrets if len(s) >= _SHORTEST}, key=len, reverse=True)
+
+    def _clean(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._secrets:
+            return True
+        message = record.getMessage()
+        cleaned = self._clean(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._clean(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._clean(record.stack_info)
+        return True
+
+
+def keep_secret_bearing_loggers_quiet(level: int) -> None:
+    """Never below INFO for the libraries that print URLs and request parameters."""
+    for name in SECRET_BEARING:
+        logger = logging.getLogger(name)
+        logger.setLevel(max(logging.INFO, level, logger.level))
