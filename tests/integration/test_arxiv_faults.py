@@ -438,3 +438,50 @@ async def test_a_stamp_from_a_clock_ahead_costs_at_most_one_interval(sleeps) -> 
     )
     await spacer.wait()
     assert sleeps.calls == [3.0]
+
+
+def test_black_box_backfill_under_faults_completes_in_one_run(tmp_path: Path) -> None:
+    """`paperwatch backfill` as a person runs it, against a fake arXiv injecting each fault
+    once: one run stores every paper of the window (real, short backoff waits)."""
+    today = datetime.now(UTC).date()
+    days = [today - timedelta(days=n) for n in (3, 2, 1)]  # inside the window at any hour
+    records = real_records()
+    repository = OaiRepository(
+        records,
+        days,
+        faults={(days[0], 1): "truncated", (days[1], 0): "html", (days[2], 1): "bad_token"},
+    )
+    with serve_fake_arxiv() as server:
+        server.responder = repository
+        result = subprocess.run(
+            [sys.executable, "-m", "bot", "backfill", "--days", "5"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PAPERWATCH_LOG_LEVEL": "WARNING",
+                "ARXIV_OAI_URL": server.url + "/oai",
+                "ARXIV_CATEGORIES": ",".join(record_categories(records)),
+                "ARXIV_MIN_REQUEST_INTERVAL": "0",
+            },
+            timeout=300,
+        )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "stopped" not in result.stderr
+    assert sorted(f for *_, f in repository.served if f != "ok") == [
+        "bad_token",
+        "html",
+        "truncated",
+    ]
+    # The records are old papers: stored, but as replacements (not new in this window).
+    assert "26 replacement(s) of papers not seen before" in result.stdout
+
+    async def stored() -> set[str]:
+        db = Database(f"sqlite+aiosqlite:///{tmp_path / 'paperwatch.db'}")
+        try:
+            return await _ids(db, {r.arxiv_id for r in records})
+        finally:
+            await db.dispose()
+
+    assert asyncio.run(stored()) == {r.arxiv_id for r in records}
