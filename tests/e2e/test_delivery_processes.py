@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -130,6 +131,69 @@ def test_a_worker_killed_mid_delivery_loses_nothing(tmp_path: Path) -> None:
     assert duplicates <= chats, (duplicates, sent_before_kill)
     # The only refusals are requests the killed process never finished writing.
     assert all(r.params == {} for r in fake.rejected), fake.rejected
+
+
+class HoldingTelegram(FakeTelegram):
+    """Holds the second message to one chat without answering, until `release` is set,
+    and then answers it with an error: the worker that sent it holds that chat's claim
+    meanwhile, and when it is killed, the message was never delivered."""
+
+    def __init__(self, chat_id: int) -> None:
+        super().__init__()
+        self.held_chat = chat_id
+        self.holding = threading.Event()
+        self.release = threading.Event()
+
+    def dispatch(
+        self, token: str | None, method: str, params: dict, files: dict
+    ) -> tuple[int, dict]:
+        if (
+            method.lower() == "sendmessage"
+            and params.get("chat_id") == self.held_chat
+            and len(self.messages_for(self.held_chat)) == 1
+            and not self.release.is_set()
+        ):
+            self.holding.set()
+            self.release.wait(60)
+            return 502, {"ok": False, "error_code": 502, "description": "Bad Gateway"}
+        return super().dispatch(token, method, params, files)
+
+
+def test_a_worker_killed_while_holding_a_claim_is_taken_over_within_30_s(tmp_path: Path) -> None:
+    """SIGKILL right after a chat's first alert, while the worker holds the chat's claim
+    (its second alert is in flight): a worker started afterwards sends the rest of the
+    batch within 30 s, long before the 120 s lease ends, and nothing twice."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'pw.db'}"
+    chats, papers = 4, 6
+    held = 1000 + 2
+    asyncio.run(queue_alerts(url, chats, papers))
+    settings = {"PAPERWATCH_DELIVERY_LEASE": "120", "PAPERWATCH_HEARTBEAT_INTERVAL": "1"}
+    fake = HoldingTelegram(held).start()
+    try:
+        first = start_worker(url, fake, tmp_path, **settings)
+        try:
+            assert fake.holding.wait(60), "the held chat's second alert never came"
+        finally:
+            first.kill()  # SIGKILL while the chat's claim is held
+            first.wait()
+            fake.release.set()
+        assert len(fake.messages_for(held)) == 1
+        second = start_worker(url, fake, tmp_path, **settings)
+        restarted = time.monotonic()
+        try:
+            fake.wait_until(lambda f: len(delivered(f)) == chats * papers, seconds=30)
+            took = time.monotonic() - restarted
+            time.sleep(1.0)  # anything extra would show up now
+        finally:
+            stderr = stop(second)
+    finally:
+        fake.stop()
+    counts = delivered(fake)
+    assert len(counts) == chats * papers, stderr  # nothing lost
+    per_chat = Counter(chat for (chat, _), n in counts.items() for _ in range(n - 1))
+    # Nothing twice but what was in flight when the worker died: one message a chat.
+    assert all(n <= 1 for n in per_chat.values()), counts
+    print(f"the rest of the batch arrived {took:.1f} s after the restart")
 
 
 @pytest.fixture

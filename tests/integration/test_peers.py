@@ -12,6 +12,7 @@ from bot.delivery.peers import Peers, Share, _rate, allot
 from bot.domain import ChatKind
 from bot.scheduler import Jobs
 from storage.database import Database
+from storage.outbox import Progress
 from tests.integration.test_delivery import START, Clock
 
 
@@ -107,3 +108,65 @@ def test_parts_are_whole_and_add_up_to_the_overall_rate(workers: int, answering:
 def test_less_than_one_a_second_each_is_split_evenly() -> None:
     assert allot(2.0, 4, 3) == 0.5
     assert allot(30.0, 4, 0) == 8.0 and allot(30.0, 4, 3) == 7.0
+
+
+async def test_the_claims_of_a_process_taken_for_dead_are_released(db: Database) -> None:
+    """A worker killed while it held a claim: once it has missed three beats, the first
+    process to notice releases the claim, long before the lease would have ended."""
+    clock = Clock(START)
+    async with db.uow() as uow:
+        chat = await uow.chats.get_or_create(CONSOLE_CHAT, ChatKind.PRIVATE)
+        await uow.outbox.enqueue_notice(chat.id, "note", "hello", START)
+        await uow.commit()
+    killed = Peers(db.uow, "worker", interval=5, clock=clock)
+    survivor = Peers(db.uow, "worker", interval=5, clock=clock)
+    await killed.beat()
+    await survivor.beat()
+    lease = timedelta(minutes=2)
+    async with db.uow() as uow:
+        (item,) = await uow.outbox.claim(START, lease, 10, claimed_by=killed.id)
+        await uow.commit()
+
+    clock.advance(seconds=10)  # two beats missed: not yet taken for dead
+    await survivor.beat()
+    async with db.uow() as uow:
+        assert await uow.outbox.claim(clock(), lease, 10, claimed_by=survivor.id) == []
+    clock.advance(seconds=6)  # three: dead, and its claim is released
+    await survivor.beat()
+    async with db.uow() as uow:
+        (again,) = await uow.outbox.claim(clock(), lease, 10, claimed_by=survivor.id)
+        await uow.commit()
+    assert again.id == item.id and again.attempts == 1  # a kill is not a failed try
+
+    # Should the "dead" one come back and record its old claim, nothing changes: the
+    # row belongs to the survivor's claim now.
+    async with db.uow() as uow:
+        await uow.outbox.record(
+            [Progress(item.id, {"text": "hello"}, done=True)], clock(), killed.id
+        )
+        await uow.commit()
+        assert await uow.outbox.counts() == {"sending": 1}
+        await uow.outbox.record(
+            [Progress(item.id, {"text": "hello"}, done=True)], clock(), survivor.id
+        )
+        await uow.commit()
+        assert await uow.outbox.counts() == {"sent": 1}
+
+
+async def test_a_process_that_stops_releases_its_claims(db: Database) -> None:
+    clock = Clock(START)
+    async with db.uow() as uow:
+        chat = await uow.chats.get_or_create(CONSOLE_CHAT, ChatKind.PRIVATE)
+        await uow.outbox.enqueue_notice(chat.id, "note", "hello", START)
+        await uow.commit()
+    stopping = Peers(db.uow, "worker", interval=5, clock=clock)
+    await stopping.beat()
+    async with db.uow() as uow:
+        assert (
+            len(await uow.outbox.claim(START, timedelta(minutes=2), 10, claimed_by=stopping.id))
+            == 1
+        )
+        await uow.commit()
+    await stopping.leave()
+    async with db.uow() as uow:
+        assert len(await uow.outbox.claim(START, timedelta(minutes=2), 10)) == 1
