@@ -6,7 +6,7 @@ ingest` run beside the bot, must wait its turn. The time lives in `poll_state`, 
 the reserved source `arxiv:requests` (its `last_attempt_at`; no other field is used),
 so no schema change is needed. `/status` lists only `rss:` sources and never shows it.
 
-This is `bot.arxiv.client.RequestStamp` over the database. A database fault never
+This is `bot.arxiv.spacing.RequestStamp` over the database. A database fault never
 stops a request: it is logged, and the spacing falls back to the process's own.
 """
 

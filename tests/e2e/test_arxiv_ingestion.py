@@ -352,7 +352,7 @@ async def test_harvest_error_stops_before_the_failed_day(db, fake, make_poller) 
     assert (await _state(db, poller.oai_source)).watermark == "2026-09-22"
 
 
-async def test_expired_token_restarts_the_day(db, fake, make_poller) -> None:
+async def test_expired_token_restarts_the_set(db, fake, make_poller) -> None:
     page1 = (OAI / "ListRecordsResponse.xml").read_bytes()
     bad_token = (OAI / "ErrorResponseBadResumptionToken.xml").read_bytes()
     page2 = page1.replace(
