@@ -267,6 +267,19 @@ async def test_a_huge_version_costs_one_record_not_the_page(db, fake, make_polle
     assert await _ids(db, ids) == ids - {"0704.0471"}  # the first record held the v9999...
 
 
+async def test_a_failure_to_store_is_a_failed_poll_in_status(
+    db, fake, make_poller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken_store(*args, **kwargs):
+        raise ValueError("a followed query no longer parses")
+
+    monkeypatch.setattr("bot.arxiv.poller.store", broken_store)
+    fake.add("/rss/cs.LG+cs.AI", Canned(SMALL_RSS))
+    outcome = await make_poller().poll_daily()
+    assert outcome.status == "failed" and "no longer parses" in (outcome.error or "")
+    assert "FAILED: storing the listing failed: a followed query" in await _status(db)
+
+
 def _paperwatch(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bot", *args],
