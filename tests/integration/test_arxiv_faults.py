@@ -498,3 +498,14 @@ def test_black_box_backfill_under_faults_completes_in_one_run(tmp_path: Path) ->
             await db.dispose()
 
     assert asyncio.run(stored()) == {r.arxiv_id for r in records}
+
+
+async def test_a_broken_database_never_stops_a_request(tmp_path: Path, caplog) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'unmigrated.db'}")  # no poll_state table
+    stamp = DatabaseRequestStamp(db.uow)
+    try:
+        assert await stamp.last() is None
+        await stamp.record(NOW)  # logged, not raised
+    finally:
+        await db.dispose()
+    assert "cannot record the last arXiv request time" in caplog.text
