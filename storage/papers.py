@@ -17,6 +17,9 @@ from bot.domain import Author, Paper
 from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
 from storage.repositories import chunks
 
+# Tag rows per INSERT statement (and per stretch of work on the event loop).
+_TAG_ROWS = 300
+
 
 @dataclass(frozen=True, slots=True)
 class UpsertResult:
@@ -125,7 +128,11 @@ class PaperRepository:
     async def add_tags(
         self, tags: Iterable[tuple[str, str, Sequence[str]]], source: str = "rule"
     ) -> int:
-        """Attach (arxiv_id, tag, why) triples; existing (paper, tag) pairs are kept."""
+        """Attach (arxiv_id, tag, why) triples; existing (paper, tag) pairs are kept.
+
+        Rows are built and inserted `_TAG_ROWS` at a time, so that a big batch (an ingest
+        with thousands of followed queries makes 100,000 tags) never holds the event loop
+        for long between two statements."""
         triples = list(tags)
         ids = await self.ids_for({a for a, _, _ in triples})
         have: set[tuple[int, str]] = set()
@@ -134,7 +141,8 @@ class PaperRepository:
                 PaperTagRow.paper_id.in_(chunk)
             )
             have.update((p, t) for p, t in (await self._s.execute(stmt)).all())
-        rows = []
+        added = 0
+        rows: list[dict[str, Any]] = []
         for arxiv_id, tag, why in triples:
             if arxiv_id not in ids:
                 continue
@@ -142,9 +150,12 @@ class PaperRepository:
             if key not in have:
                 have.add(key)
                 rows.append({"paper_id": key[0], "tag": tag, "source": source, "why": list(why)})
-        for chunk in chunks(rows, 300):
-            await self._s.execute(PaperTagRow.__table__.insert(), list(chunk))
-        return len(rows)
+            if len(rows) == _TAG_ROWS:
+                await self._s.execute(PaperTagRow.__table__.insert(), rows)
+                added, rows = added + len(rows), []
+        if rows:
+            await self._s.execute(PaperTagRow.__table__.insert(), rows)
+        return added + len(rows)
 
     async def tags_with_why(self, arxiv_id: str) -> list[tuple[str, tuple[str, ...]]]:
         stmt = (

@@ -121,6 +121,32 @@ async def test_follow_matches_papers_off_the_event_loop(
     assert seen == {"on_loop_thread": False, "loop_ran": True}
 
 
+async def test_ingest_matches_papers_off_the_event_loop(
+    db: Database, ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same proof for an ingest: tagging new papers lets the loop run meanwhile."""
+    loop = asyncio.get_running_loop()
+    loop_thread = threading.get_ident()
+    seen: dict[str, bool] = {}
+    original = Tagger.tag
+
+    def watched_tag(self: Tagger, item):  # type: ignore[no-untyped-def]
+        if "loop_ran" not in seen:
+            seen["on_loop_thread"] = threading.get_ident() == loop_thread
+            ran = threading.Event()
+            if not seen["on_loop_thread"]:
+                loop.call_soon_threadsafe(ran.set)
+            seen["loop_ran"] = not seen["on_loop_thread"] and ran.wait(timeout=60)
+        return original(self, item)
+
+    monkeypatch.setattr(Tagger, "tag", watched_tag)
+    assert "Now following your query" in await say(ctx, '/follow "language model" AND agent*')
+    seen.clear()
+    result = await load_sample_if_empty(db.uow, ctx.catalog)
+    assert result is not None and result.new
+    assert seen == {"on_loop_thread": False, "loop_ran": True}
+
+
 async def test_the_latest_in_query_button_answers(db: Database, ctx: Context) -> None:
     """An alert for a followed query carries "Latest in <query>" with the query's tag as
     its argument; pressing it runs /latest with that tag."""

@@ -1,0 +1,154 @@
+"""Ingest with many followed queries, and how long the event loop is blocked meanwhile.
+
+    .venv/bin/python bench/bench_queries.py [--queries 1000 4000] [--followers 1]
+
+Fills a fresh SQLite database with N distinct followed queries (generated from the word
+frequency table: phrases, prefixes, scopes, categories; each followed by `--followers`
+chats), then stores arXiv's real 1,504-item daily RSS listing with the bundled catalog,
+as `paperwatch ingest --file` does. For each N it prints the whole ingest's wall time,
+the time to compile the queries (cold, then warm), the time to tag the papers, and the
+longest stretch during the ingest in which the event loop ran nothing else (a ticker
+coroutine measures the largest gap between its 1 ms sleeps). The last line is JSON with
+every figure. Each figure is the best of `--repeat` runs (the machine may be shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bot.arxiv.parse import parse_feed  # noqa: E402
+from bot.domain import ChatRef, Platform, SubscriptionKind  # noqa: E402
+from bot.ingest import store_papers  # noqa: E402
+from bot.topics import tagging  # noqa: E402
+from bot.topics.catalog import load_catalog  # noqa: E402
+from bot.topics.query import QueryError, parse_query  # noqa: E402
+from bot.topics.tagging import build_tagger, query_key  # noqa: E402
+from storage.database import Database  # noqa: E402
+
+FEED = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
+CATEGORIES = ["cs.LG", "cs.AI", "cs.CL", "cs.CV", "cs.RO", "stat.ML", "cs.IR"]
+
+
+def vocabulary() -> list[str]:
+    """Words that are neither everywhere nor nowhere (share of abstracts 0.2%-60%)."""
+    text = resources.files("bot.topics").joinpath("word_frequencies.tsv").read_text("utf-8")
+    rows = (line.split("\t") for line in text.splitlines() if line and line[0] != "#")
+    return [w for w, share in rows if 0.002 <= float(share) <= 0.6 and w.isalpha()]
+
+
+def generate_queries(count: int, seed: int = 7) -> list[str]:
+    """`count` distinct canonical queries of the shapes people write."""
+    rng = random.Random(seed)
+    words = vocabulary()
+    shapes = [
+        lambda: f'"{rng.choice(words)} {rng.choice(words)}" AND {rng.choice(words)}',
+        lambda: f"{rng.choice(words)[:5]}* AND {rng.choice(words)}",
+        lambda: f'ti:{rng.choice(words)} OR abs:"{rng.choice(words)} {rng.choice(words)}"',
+        lambda: f"cat:{rng.choice(CATEGORIES)} AND ({rng.choice(words)} OR {rng.choice(words)})",
+        lambda: f"{rng.choice(words)} {rng.choice(words)} NOT {rng.choice(words)}",
+        lambda: f"cat:{rng.choice(CATEGORIES)} AND NOT {rng.choice(words)}",
+        lambda: f"({rng.choice(words)} OR {rng.choice(words)[:4]}*) AND {rng.choice(words)}",
+    ]
+    found: dict[str, None] = {}
+    while len(found) < count:
+        try:
+            found[str(parse_query(rng.choice(shapes)()))] = None
+        except QueryError:
+            continue
+    return list(found)
+
+
+async def follow_all(db: Database, queries: list[str], followers: int) -> None:
+    async with db.uow() as uow:
+        for n in range(followers):
+            chat = await uow.chats.get_or_create(ChatRef(Platform.CONSOLE, str(n + 1)))
+            for text in queries:
+                key = query_key(parse_query(text))
+                await uow.subscriptions.add(chat.id, SubscriptionKind.QUERY, text, text, key)
+        await uow.commit()
+
+
+async def longest_stall(stop: asyncio.Event, result: list[float]) -> None:
+    """The largest gap between two wake-ups of a coroutine sleeping 1 ms at a time."""
+    worst, last = 0.0, time.perf_counter()
+    while not stop.is_set():
+        await asyncio.sleep(0.001)
+        now = time.perf_counter()
+        worst, last = max(worst, now - last), now
+    result.append(worst)
+
+
+async def ingest(queries: list[str], followers: int, papers: list) -> dict[str, float]:
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory() as folder:
+        db = Database(f"sqlite+aiosqlite:///{folder}/bench.db")
+        await db.upgrade()
+        await follow_all(db, queries, followers)
+        compiled = getattr(tagging, "compiled_query", None)
+        if compiled is not None:
+            compiled.cache_clear()  # the first ingest after a start compiles everything
+        stop, stall = asyncio.Event(), []
+        ticker = asyncio.create_task(longest_stall(stop, stall))
+        start = time.perf_counter()
+        await store_papers(db.uow, papers, catalog)
+        elapsed = time.perf_counter() - start
+        stop.set()
+        await ticker
+        await db.dispose()
+    return {"ingest_s": elapsed, "loop_stall_s": stall[0]}
+
+
+def tagging_figures(queries: list[str], papers: list) -> dict[str, float]:
+    catalog = load_catalog()
+    compiled = getattr(tagging, "compiled_query", None)
+    if compiled is not None:
+        compiled.cache_clear()
+    start = time.perf_counter()
+    tagger = build_tagger(catalog, queries)
+    cold = time.perf_counter() - start
+    start = time.perf_counter()
+    build_tagger(catalog, queries)
+    warm = time.perf_counter() - start
+    start = time.perf_counter()
+    for paper in papers:
+        tagger.tag(paper)
+    tag = time.perf_counter() - start
+    return {"compile_cold_s": cold, "compile_warm_s": warm, "tag_s": tag}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, nargs="+", default=[1000, 4000])
+    parser.add_argument("--followers", type=int, default=1, help="chats following each query")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the best counts")
+    args = parser.parse_args()
+    papers = list(parse_feed(FEED.read_bytes()).papers)
+    figures: dict[str, dict[str, float]] = {}
+    for count in args.queries:
+        queries = generate_queries(count)
+        runs = [tagging_figures(queries, papers) for _ in range(args.repeat)]
+        runs = [run | asyncio.run(ingest(queries, args.followers, papers)) for run in runs]
+        row = {key: min(run[key] for run in runs) for key in runs[0]}
+        figures[str(count)] = {k: round(v, 3) for k, v in row.items()}
+        print(
+            f"{count:>5} queries x {args.followers} chat(s): ingest {row['ingest_s']:.2f} s, "
+            f"loop blocked at most {row['loop_stall_s'] * 1000:.0f} ms; compile "
+            f"{row['compile_cold_s']:.2f} s cold / {row['compile_warm_s']:.2f} s warm; "
+            f"tag {len(papers)} papers {row['tag_s']:.2f} s"
+        )
+    print(json.dumps({"papers": len(papers), "followers": args.followers, "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
