@@ -16,7 +16,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, bindparam, case, exists, func, literal, select, update
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -45,6 +56,14 @@ class Progress:
     item_id: int
     payload: dict[str, Any]
     done: bool
+
+
+def _held_by(claimed_by: str | None) -> ColumnElement[bool]:
+    """The row is still under the claim of `claimed_by` (None: a claim made without a
+    process id, by a test or a bench)."""
+    owner = OutboxRow.claimed_by
+    held = owner.is_(None) if claimed_by is None else owner == claimed_by
+    return and_(OutboxRow.status == "sending", held)
 
 
 def _insert(session: AsyncSession) -> Any:
@@ -183,14 +202,9 @@ class OutboxRepository:
         if not params:
             return
         table = OutboxRow.__table__
-        owner = table.c.claimed_by
         statement = (
             table.update()
-            .where(
-                table.c.id == bindparam("item"),
-                table.c.status == "sending",
-                owner.is_(None) if claimed_by is None else owner == claimed_by,
-            )
+            .where(table.c.id == bindparam("item"), _held_by(claimed_by))
             .values(
                 payload=bindparam("new_payload", type_=JSON),
                 status=bindparam("new_status"),
@@ -204,12 +218,15 @@ class OutboxRepository:
         )
         await self._s.execute(statement, params)
 
-    async def retry_at(self, item_id: int, when: datetime, why: str | None) -> None:
+    async def retry_at(
+        self, item_id: int, when: datetime, why: str | None, claimed_by: str | None = None
+    ) -> None:
         """Release the claim until `when` without counting a failure (a rate limit, quiet
-        hours, a moved chat): the claim's attempt is taken back."""
+        hours, a moved chat): the claim's attempt is taken back. Like every settlement of
+        a claim, it changes the row only while `claimed_by` still holds it."""
         await self._s.execute(
             update(OutboxRow)
-            .where(OutboxRow.id == item_id)
+            .where(OutboxRow.id == item_id, _held_by(claimed_by))
             .values(
                 status="pending",
                 due_at=when,
@@ -219,11 +236,18 @@ class OutboxRepository:
             )
         )
 
-    async def failed(self, item_id: int, when: datetime, error: str, now: datetime) -> None:
+    async def failed(
+        self,
+        item_id: int,
+        when: datetime,
+        error: str,
+        now: datetime,
+        claimed_by: str | None = None,
+    ) -> None:
         """A failed try: due again at `when`; a first failure starts `failing_since`."""
         await self._s.execute(
             update(OutboxRow)
-            .where(OutboxRow.id == item_id)
+            .where(OutboxRow.id == item_id, _held_by(claimed_by))
             .values(
                 status="pending",
                 due_at=when,
@@ -235,10 +259,10 @@ class OutboxRepository:
             )
         )
 
-    async def mark_dead(self, item_id: int, error: str) -> None:
+    async def mark_dead(self, item_id: int, error: str, claimed_by: str | None = None) -> None:
         await self._s.execute(
             update(OutboxRow)
-            .where(OutboxRow.id == item_id)
+            .where(OutboxRow.id == item_id, _held_by(claimed_by))
             .values(status="dead", last_error=error[:2000], claimed_by=None)
         )
 

@@ -171,7 +171,7 @@ class Deliverer:
             }
             for item in items:
                 if item.chat_id not in chats:
-                    await uow.outbox.mark_dead(item.id, "chat no longer exists")
+                    await uow.outbox.mark_dead(item.id, "chat no longer exists", self._process_id)
             items = await self._resolve(uow, [i for i in items if i.chat_id in chats], audiences)
             papers = await uow.papers.by_ids(sorted({p for i in items for p in _wanted(i)}))
             momentum = await self._momentum(uow, items, subs)
@@ -302,14 +302,14 @@ class Deliverer:
                     ChatRef(chat.platform, chat.external_id),
                     ChatRef(chat.platform, exc.new_external_id),
                 )
-                await uow.outbox.retry_at(item.id, self._clock(), str(exc))
+                await uow.outbox.retry_at(item.id, self._clock(), str(exc), self._process_id)
                 await uow.commit()
             return 0
         except RecipientGone as exc:
             log.warning("recipient gone chat=%s: %s; deactivating it", chat.id, exc)
             async with self._uow() as uow:
                 await uow.chats.set_active(chat.id, False)
-                await uow.outbox.retry_at(item.id, self._clock(), str(exc))
+                await uow.outbox.retry_at(item.id, self._clock(), str(exc), self._process_id)
                 await uow.commit()
             return 0
         except Permanent as exc:
@@ -342,7 +342,7 @@ class Deliverer:
 
     async def _later(self, item: OutboxItem, when: datetime, why: str) -> None:
         async with self._uow() as uow:
-            await uow.outbox.retry_at(item.id, when, why)
+            await uow.outbox.retry_at(item.id, when, why, self._process_id)
             await uow.commit()
 
     async def _failed(self, item: OutboxItem, error: str, *, permanent: bool = False) -> None:
@@ -362,10 +362,10 @@ class Deliverer:
                     since.isoformat(timespec="seconds"),
                     error,
                 )
-                await uow.outbox.mark_dead(item.id, error)
+                await uow.outbox.mark_dead(item.id, error, self._process_id)
             else:
                 when = min(now + timedelta(seconds=backoff(item.attempts)), give_up_at)
-                await uow.outbox.failed(item.id, when, error, now)
+                await uow.outbox.failed(item.id, when, error, now, self._process_id)
             await uow.commit()
 
 

@@ -138,12 +138,15 @@ async def test_the_claims_of_a_process_taken_for_dead_are_released(db: Database)
         await uow.commit()
     assert again.id == item.id and again.attempts == 1  # a kill is not a failed try
 
-    # Should the "dead" one come back and record its old claim, nothing changes: the
+    # Should the "dead" one come back and settle its old claim, nothing changes: the
     # row belongs to the survivor's claim now.
     async with db.uow() as uow:
         await uow.outbox.record(
             [Progress(item.id, {"text": "hello"}, done=True)], clock(), killed.id
         )
+        await uow.outbox.failed(item.id, clock(), "timed out", clock(), killed.id)
+        await uow.outbox.retry_at(item.id, clock(), "flood control", killed.id)
+        await uow.outbox.mark_dead(item.id, "refused", killed.id)
         await uow.commit()
         assert await uow.outbox.counts() == {"sending": 1}
         await uow.outbox.record(
