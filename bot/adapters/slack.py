@@ -29,7 +29,7 @@ from bot.config import Settings, StartupError
 from bot.delivery import buttons
 from bot.delivery.limits import KeyedLimiter
 from bot.delivery.messenger import Permanent, RateLimited, RecipientGone, Transient
-from bot.delivery.slack_render import MAX_BLOCKS, escape, render
+from bot.delivery.slack_render import MAX_BLOCKS, escape, paragraphs, render
 from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply, Role
 from handlers.base import Context, Registry, RoleLookup
 from handlers.momentum import momentum_chart
@@ -311,8 +311,7 @@ class SlackAdapter:
             {"type": "header", "text": {"type": "plain_text", "text": "paperwatch"}},
         ]
         for part in (reply, muted, settings):
-            text = "\n".join(escape(line) for line in part.lines)[:3000]
-            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text}})
+            blocks += paragraphs(part.lines)
         blocks.append(
             {
                 "type": "context",

@@ -12,6 +12,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -81,18 +82,18 @@ class TelegramMessage:
 
 
 @lru_cache(maxsize=4096)
-def _cell(button: Button, chat_id: str, key: bytes) -> InlineKeyboardButton | None:
-    """A chat's signed button. Cached: a chat's alerts repeat most of their buttons (its
-    topic's "Latest" and "Unfollow", the same "Mute"s), and PTB objects are costly to
-    build; they are frozen, so one can serve every message that shows it."""
-    data = buttons.encode(button, chat_id, key)
+def _cell(button: Button, chat_id: str, key: bytes, on: date) -> InlineKeyboardButton | None:
+    """A chat's signed button, issued `on` a day. Cached: a chat's alerts repeat most of
+    their buttons (its topic's "Latest" and "Unfollow", the same "Mute"s), and PTB objects
+    are costly to build; they are frozen, so one can serve every message that shows it."""
+    data = buttons.encode(button, chat_id, key, on=on)
     return None if data is None else InlineKeyboardButton(button.text[:64], callback_data=data)
 
 
 def keyboard(reply: Reply, chat_id: str, key: bytes) -> InlineKeyboardMarkup | None:
-    rows = []
+    rows, on = [], buttons.today()
     for row in reply.buttons:
-        cells = [cell for button in row if (cell := _cell(button, chat_id, key)) is not None]
+        cells = [cell for button in row if (cell := _cell(button, chat_id, key, on)) is not None]
         if cells:
             rows.append(cells)
     return InlineKeyboardMarkup(rows) if rows else None

@@ -40,6 +40,39 @@ def _section(mrkdwn: str) -> Block:
     return {"type": "section", "text": {"type": "mrkdwn", "text": _shorten(mrkdwn, MAX_SECTION)}}
 
 
+def _escaped_within(text: str, limit: int) -> str:
+    """`text` escaped, shortened (never inside an entity) to at most `limit` characters."""
+    escaped = escape(text)
+    if len(escaped) <= limit:
+        return escaped
+    kept, size = [], 1  # room for the "…"
+    for ch in text:
+        piece = escape(ch)
+        if size + len(piece) > limit:
+            break
+        kept.append(piece)
+        size += len(piece)
+    return "".join(kept).rstrip() + "…"
+
+
+def paragraphs(lines: tuple[str, ...]) -> list[Block]:
+    """The reply's lines as sections of at most MAX_SECTION characters, split between
+    lines, so that a long reply (a /list of 100 queries) is split, never cut off."""
+    sections: list[Block] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        text = _escaped_within(line, MAX_SECTION)
+        if current and size + 1 + len(text) > MAX_SECTION:
+            sections.append(_section("\n".join(current)))
+            current, size = [], 0
+        size += len(text) + (1 if current else 0)
+        current.append(text)
+    if current:
+        sections.append(_section("\n".join(current)))
+    return [s for s in sections if s["text"]["text"].strip()]  # Slack refuses empty text
+
+
 def paper_block(item: PaperItem) -> Block:
     paper = item.paper
     title = _shorten(paper.title or paper.arxiv_id, MAX_TITLE)
@@ -90,8 +123,7 @@ def _size(block: Block) -> int:
 
 def blocks(reply: Reply) -> list[Block]:
     parts: list[Block] = []
-    if reply.lines:
-        parts.append(_section("\n".join(escape(line) for line in reply.lines)))
+    parts += paragraphs(reply.lines)
     parts += [paper_block(item) for item in reply.papers]
     for section in reply.sections:
         header = _shorten(section.heading, MAX_HEADER)

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from bot.adapters.slack import SlackAdapter
-from bot.config import Settings
+from bot.config import Settings, StartupError
 from bot.delivery.worker import Deliverer
 from bot.domain import Author, Paper
 from bot.ingest import store
@@ -223,6 +223,32 @@ async def test_channel_changes_can_be_limited_to_admins(
                 assert "Now following Agentic RAG" in await client.command(
                     "follow Agentic RAG", user=BOB, channel="D0BOBDM01"
                 )
+        finally:
+            await adapter.stop()
+
+
+@pytest.mark.parametrize("secret", ["", "   "])
+async def test_http_mode_with_an_empty_signing_secret_refuses_to_start(
+    db: Database, catalog: Catalog, unused_tcp_port: int, secret: str
+) -> None:
+    with serve_fake_slack() as fake:
+        settings = Settings(
+            SLACK_BOT_TOKEN=fake.bot_token,
+            SLACK_SIGNING_SECRET=secret,
+            SLACK_API_URL=fake.api_url,
+            SLACK_HTTP_HOST="127.0.0.1",
+            SLACK_HTTP_PORT=unused_tcp_port,
+        )
+        adapter = SlackAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
+        try:
+            with pytest.raises(StartupError, match="SLACK_SIGNING_SECRET"):
+                await adapter.start()
+            async with httpx.AsyncClient() as http:
+                with pytest.raises(httpx.ConnectError):  # nothing serves unverified requests
+                    await http.post(
+                        f"http://127.0.0.1:{unused_tcp_port}/slack/events",
+                        content=slash_command_body(text="follow Web Agents", user_id=ALICE),
+                    )
         finally:
             await adapter.stop()
 

@@ -162,6 +162,23 @@ async def test_forged_and_foreign_buttons_change_nothing(bot: Bot) -> None:
     assert "RL for LLM Agents" in await bot.say(ALICE, "/list")  # still followed
 
 
+async def test_a_button_older_than_thirty_days_changes_nothing(bot: Bot) -> None:
+    from datetime import timedelta
+
+    from bot.delivery import buttons
+    from bot.domain import Action, Button
+
+    await bot.say(ALICE, "/follow RL for LLM Agents")
+    unfollow = Button("x", Action.UNFOLLOW, "rl-for-llm-agents")
+    issued = buttons.today() - timedelta(days=31)
+    old = buttons.encode(unfollow, str(ALICE), buttons.button_key(TOKEN), on=issued)
+    assert old is not None
+    bot.fake.push_callback(ALICE, old)
+    await bot.fake.async_wait_until(lambda f: len(f.answered_callbacks) == 1)
+    assert "not valid here" in bot.fake.answered_callbacks[0]["text"]
+    assert "RL for LLM Agents" in await bot.say(ALICE, "/list")  # still followed
+
+
 async def test_in_groups_only_admins_change_things(bot: Bot) -> None:
     bot.fake.set_admins(GROUP, [7])
     refused = await bot.say(GROUP, "/follow Web Agents", chat_type="supergroup", user_id=5)

@@ -7,7 +7,7 @@ import logging
 import pytest
 from pydantic import ValidationError
 
-from bot.config import DEFAULT_CATEGORIES, Settings
+from bot.config import DEFAULT_CATEGORIES, Settings, StartupError
 
 
 @pytest.fixture(autouse=True)
@@ -69,3 +69,45 @@ def test_tokens_never_show(
     assert settings.slack_enabled
     assert settings.telegram_bot_token is not None
     assert settings.telegram_bot_token.get_secret_value() == "123456:VERY-SECRET"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TELEGRAM_BOT_TOKEN",
+        "TELEGRAM_WEBHOOK_URL",
+        "TELEGRAM_WEBHOOK_SECRET",
+        "SLACK_BOT_TOKEN",
+        "SLACK_APP_TOKEN",
+        "SLACK_SIGNING_SECRET",
+    ],
+)
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_an_empty_secret_is_unset(monkeypatch: pytest.MonkeyPatch, name: str, blank: str) -> None:
+    monkeypatch.setenv(name, blank)
+    settings = Settings()
+    assert getattr(settings, name.lower()) is None
+    assert settings.secret_values() == ()
+
+
+def test_webhook_mode_without_its_secret_refuses_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_URL", "https://bot.example.org/telegram")
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "")
+    with pytest.raises(StartupError, match="TELEGRAM_WEBHOOK_SECRET is not"):
+        Settings().telegram_webhook_secret_value()
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "not allowed: spaces")
+    with pytest.raises(ValidationError, match="TELEGRAM_WEBHOOK_SECRET"):
+        Settings()
+
+
+def test_slack_without_a_way_to_hear_refuses_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "")
+    settings = Settings()
+    assert settings.slack_enabled
+    with pytest.raises(StartupError, match="SLACK_SIGNING_SECRET"):
+        settings.slack_receive_mode()
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "s3cret")
+    assert Settings().slack_receive_mode() == "http"
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
+    assert Settings().slack_receive_mode() == "socket"
