@@ -75,8 +75,12 @@ def _wanted(item: OutboxItem) -> list[int]:
 
 
 def backoff(attempts: int, base: float = 5.0, cap: float = 3600.0) -> float:
-    """Seconds before retry number `attempts`: exponential, capped, with full jitter."""
-    return random.uniform(0.5, 1.0) * min(cap, base * 2 ** max(0, attempts - 1))
+    """Seconds before retry number `attempts`: exponential, capped, with full jitter.
+
+    Any number of attempts is fine (an outage may last the whole give-up budget): the
+    exponent stops growing long before a float could overflow."""
+    exponent = min(max(0, attempts - 1), 64)
+    return random.uniform(0.5, 1.0) * min(cap, base * 2.0**exponent)
 
 
 class Deliverer:

@@ -1,5 +1,6 @@
-"""Delivery across real processes: a worker killed with SIGKILL, and two workers sharing
-the outbox on PostgreSQL. Every message is counted at the fake Telegram server."""
+"""Delivery across real processes: a worker killed with SIGKILL (anywhere, and while it
+holds a chat's claim), and two workers sharing the outbox on PostgreSQL. Every message
+is counted at the fake Telegram server."""
 
 from __future__ import annotations
 
