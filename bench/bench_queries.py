@@ -10,6 +10,10 @@ the time to compile the queries (cold, then warm), the time to tag the papers, a
 longest stretch during the ingest in which the event loop ran nothing else (a ticker
 coroutine measures the largest gap between its 1 ms sleeps). The last line is JSON with
 every figure. Each figure is the best of `--repeat` runs (the machine may be shared).
+
+It also times one query `/follow` through the console path with that listing stored: the
+follow matches the newest stored papers (up to 2,000), and the same ticker measures how
+long the loop was held meanwhile.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bot.adapters.console import handle_line  # noqa: E402
 from bot.arxiv.parse import parse_feed  # noqa: E402
 from bot.domain import ChatRef, Platform, SubscriptionKind  # noqa: E402
 from bot.ingest import store_papers  # noqa: E402
@@ -34,6 +39,8 @@ from bot.topics import tagging  # noqa: E402
 from bot.topics.catalog import load_catalog  # noqa: E402
 from bot.topics.query import QueryError, parse_query  # noqa: E402
 from bot.topics.tagging import build_tagger, query_key  # noqa: E402
+from handlers.base import Context  # noqa: E402
+from handlers.commands import REGISTRY  # noqa: E402
 from storage.database import Database  # noqa: E402
 
 FEED = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
@@ -109,6 +116,26 @@ async def ingest(queries: list[str], followers: int, papers: list) -> dict[str, 
     return {"ingest_s": elapsed, "loop_stall_s": stall[0]}
 
 
+async def follow_once(papers: list) -> dict[str, float]:
+    """One query /follow with the listing stored: wall time and the longest loop stall."""
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory() as folder:
+        db = Database(f"sqlite+aiosqlite:///{folder}/bench.db")
+        await db.upgrade()
+        await store_papers(db.uow, papers, catalog)
+        ctx = Context(uow=db.uow, catalog=catalog)
+        stop, stall = asyncio.Event(), []
+        ticker = asyncio.create_task(longest_stall(stop, stall))
+        start = time.perf_counter()
+        reply = await handle_line('/follow (model OR learning) AND NOT "xyzzy"', REGISTRY, ctx)
+        elapsed = time.perf_counter() - start
+        stop.set()
+        await ticker
+        await db.dispose()
+    assert reply is not None and not reply.is_error, reply
+    return {"follow_s": elapsed, "follow_loop_stall_s": stall[0]}
+
+
 def tagging_figures(queries: list[str], papers: list) -> dict[str, float]:
     catalog = load_catalog()
     compiled = getattr(tagging, "compiled_query", None)
@@ -147,7 +174,14 @@ def main() -> None:
             f"{row['compile_cold_s']:.2f} s cold / {row['compile_warm_s']:.2f} s warm; "
             f"tag {len(papers)} papers {row['tag_s']:.2f} s"
         )
-    print(json.dumps({"papers": len(papers), "followers": args.followers, "figures": figures}))
+    follows = [asyncio.run(follow_once(papers)) for _ in range(args.repeat)]
+    follow = {key: round(min(run[key] for run in follows), 3) for key in follows[0]}
+    print(
+        f"one query /follow over {len(papers)} stored papers: {follow['follow_s']:.2f} s, "
+        f"loop blocked at most {follow['follow_loop_stall_s'] * 1000:.0f} ms"
+    )
+    summary = {"papers": len(papers), "followers": args.followers, "figures": figures}
+    print(json.dumps(summary | {"follow": follow}))
 
 
 if __name__ == "__main__":
