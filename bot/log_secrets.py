@@ -35,7 +35,10 @@ class RedactSecrets(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not self._secrets:
             return True
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed call: the handler reports it as usual
+            return True
         cleaned = self._clean(message)
         if cleaned != message:
             record.msg, record.args = cleaned, None
