@@ -217,9 +217,6 @@ def _find_subscription(
     return next((s for s in subs if topic and s.target == topic.slug), None)
 
 
-QUERY = SubscriptionKind.QUERY
-
-
 def _by_tag(text: str, subs: Sequence[Subscription]) -> Subscription | None:
     """The subscription whose paper tag is exactly `text`: buttons carry tags, and a
     query's tag (`q:...`) is no name a person would type."""
@@ -284,12 +281,19 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
             resolution = resolve_topic(cmd.args, ctx.catalog)
             own = _find_subscription(cmd.args, subs, ctx)
             tagged = _by_tag(cmd.args, subs)
-            if resolution.topic is not None and not (tagged and tagged.kind is QUERY):
+            if resolution.topic is not None and not (
+                tagged and tagged.kind is SubscriptionKind.QUERY
+            ):
                 tags = [resolution.topic.slug]
                 heading = f"Latest in {resolution.topic.name}:"
             elif own is not None:  # own queries, by what was typed or by tag (buttons)
                 tags = [subscription_tag(own)]
                 heading = f"Latest for {own.label}:"
+            elif cmd.args.strip().startswith("q:"):  # a button of a query since unfollowed
+                return Reply.text(
+                    "This chat no longer follows that query. /list shows what it follows.",
+                    is_error=True,
+                )
             else:
                 return unknown_topic(cmd.args, resolution.suggestions, offer_query=False)
         else:

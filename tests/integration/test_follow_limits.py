@@ -167,3 +167,7 @@ async def test_the_latest_in_query_button_answers(db: Database, ctx: Context) ->
     assert not reply.is_error, text
     assert text.startswith(f"Latest for {subs[0].label}:")
     assert paper.title in text
+    # Pressed after an /unfollow: a plain answer, not "I don't know a topic called q:...".
+    assert "Stopped following" in await say(ctx, "/unfollow " + subs[0].label)
+    again = render_reply(await REGISTRY.dispatch(pressed, ctx))
+    assert again.startswith("This chat no longer follows that query.")
