@@ -127,7 +127,11 @@ class SlackAdapter:
             logger=log,
         )
         self._limiter = KeyedLimiter(1.0)
-        self.messenger = SlackMessenger(self.client, self.key, self._limiter)
+        # Deliveries get a client without slack_sdk's 429 retries: a retry would resend
+        # outside the per-channel spacing (close behind the next post). A 429 goes back to
+        # the outbox instead, and the row waits Retry-After, then the limiter again.
+        sender = AsyncWebClient(token=token, base_url=settings.slack_api_url)
+        self.messenger = SlackMessenger(sender, self.key, self._limiter)
         self._seen_events: OrderedDict[str, None] = OrderedDict()
         self._runner: web.AppRunner | None = None
         self._socket: AsyncSocketModeHandler | None = None

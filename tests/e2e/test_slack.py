@@ -15,8 +15,9 @@ import pytest
 
 from bot.adapters.slack import SlackAdapter
 from bot.config import Settings, StartupError
+from bot.delivery.messenger import RateLimited
 from bot.delivery.worker import Deliverer
-from bot.domain import Author, Paper
+from bot.domain import Author, Chat, Paper, Platform, Reply
 from bot.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
@@ -310,6 +311,16 @@ async def test_a_429_storm_delivers_every_message_once(app: App) -> None:
         if t in _text(p.blocks)
     )
     assert titles == ["Storm 0", "Storm 1", "Storm 2"]
+
+
+async def test_a_429_goes_back_to_the_outbox_rather_than_around_the_limiter(app: App) -> None:
+    chat = Chat(id=1, platform=Platform.SLACK, external_id=f"{TEAM}:{CHANNEL}")
+    (message,) = app.adapter.messenger.render(chat, Reply.text("hello"))
+    app.fake.fail_next("chat.postMessage", "ratelimited", retry_after=7)
+    with pytest.raises(RateLimited) as refused:
+        await app.adapter.messenger.deliver(chat, message)
+    assert refused.value.retry_after == 7
+    assert app.fake.calls.count("chat.postMessage") == 1  # not resent behind the limiter's back
 
 
 @pytest.mark.parametrize(
