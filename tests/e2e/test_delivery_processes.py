@@ -244,13 +244,17 @@ def test_two_workers_keep_telegrams_flood_limits_together(
     chats, papers = 60, 4
     with serve_fake_telegram() as fake:
         fake.rate_limit(per_chat_per_second=1.0, global_per_second=30.0, group_per_minute=20)
-        workers = [start_worker(postgres_database, fake, tmp_path) for _ in range(2)]
+        # A lease and heartbeats long enough that a worker stalled by a busy machine is
+        # not taken for dead (its claims released and re-sent): this test is about the
+        # flood limits, not about recovery.
+        calm = {"PAPERWATCH_DELIVERY_LEASE": "30", "PAPERWATCH_HEARTBEAT_INTERVAL": "1"}
+        workers = [start_worker(postgres_database, fake, tmp_path, **calm) for _ in range(2)]
         try:
             deadline = time.monotonic() + 60
             while asyncio.run(registered_processes(postgres_database)) < 2:
                 assert time.monotonic() < deadline, "the workers did not register"
                 time.sleep(0.2)
-            time.sleep(1.5)  # three heartbeats: each has seen the other
+            time.sleep(3.0)  # three heartbeats: each has seen the other
             status = subprocess.run(
                 [sys.executable, "-m", "bot", "status"],
                 cwd=tmp_path,
