@@ -218,6 +218,8 @@ def test_two_workers_share_5000_alerts_without_duplicates(
         "TELEGRAM_CHAT_MESSAGES_PER_SECOND": "100000",
         "TELEGRAM_GROUP_MESSAGES_PER_MINUTE": "100000",
         "PAPERWATCH_DELIVERY_LEASE": "120",
+        # Not taken for dead (and re-sent) when a busy machine stalls a worker for a second.
+        "PAPERWATCH_HEARTBEAT_INTERVAL": "2",
     }
     with serve_fake_telegram() as fake:
         workers = [start_worker(postgres_database, fake, tmp_path, **fast) for _ in range(2)]
