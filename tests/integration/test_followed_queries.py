@@ -279,3 +279,17 @@ def test_build_tagger_skips_what_does_not_compile(
         tagger = build_tagger(catalog, [("abs:(", 7), good, (good, 8)])
     assert len(tagger) == len(build_tagger(catalog)) + 1  # one rule for the two copies
     assert "subscription=7" in caplog.text
+
+
+async def test_a_stored_query_that_does_not_compile_breaks_no_command(
+    db: Database, ctx: Context, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The chat that holds such a row can still list, read, and unfollow it."""
+    broken = str(parse_query(deep_once_written()))
+    await store_broken_query(db, broken)
+    with caplog.at_level(logging.WARNING):
+        for line in ("/list", "/latest", "/momentum", "/why 2607.17299", "/start", "/muted"):
+            assert "went wrong" not in await say(ctx, line), line
+        assert "Stopped following" in await say(ctx, "/unfollow " + broken[:300])
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert await followed(db) == []
