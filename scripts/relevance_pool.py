@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Build the labelled catalog evaluation's paper splits and reading pools.
+
+    python3 scripts/relevance_pool.py splits                 # once: copy the daily papers in
+    python3 scripts/relevance_pool.py pool SLUG --split dev  # one topic's pool, for reading
+
+`splits` copies the real daily papers of ../shared/fixtures/arxiv/daily/ into
+tests/fixtures/relevance/catalog/{dev,holdout}.jsonl.gz. The split is by day: the days of
+SOURCES.md section 6 (2026-05-12, 2026-06-08 to 06-12, 2026-08-10 to 08-12; sources
+meelod, wlsgur073, gE0650) are the frozen held-out split, never used for tuning; every
+other day is the development split.
+
+`pool` writes the papers a person reads to label one topic on one split, and records how
+they were chosen in pools/<split>/<slug>.json. The split's papers fall in three strata:
+- R: the papers the topic's catalog rule tags (the rule as committed when the pool is made);
+- S: the others that the topic's screen matches (topics/<slug>.toml: a broad,
+  case-insensitive regular expression over title and abstract, written from the
+  definition before any labelling);
+- C: the rest.
+A seeded random sample is read from each: up to `cap_rule` (40) of R, up to `cap_screen`
+(40) of S, and `control` (10) of C. bench/relevance.py weights each labelled paper of R
+and S by its stratum's size over the papers read from it, so that precision and recall
+estimate the figures over R and S of the whole split, whatever rule is measured; C shows
+what the screen misses and is reported on its own. The reading file
+(/tmp/pw_read/<split>/<slug>.jsonl) is shuffled and does not say which stratum a paper came
+from, so labels are given blind to the rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.domain import Author, Paper  # noqa: E402
+from bot.topics.catalog import load_catalog  # noqa: E402
+from bot.topics.tagger import Tagger  # noqa: E402
+from bot.topics.tagging import catalog_rules  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "fixtures" / "arxiv" / "daily"
+HERE = ROOT / "tests" / "fixtures" / "relevance" / "catalog"
+HOLDOUT_SOURCES = (
+    "meelod_daily-arXiv-ai-enhanced",
+    "wlsgur073_daily-arXiv-ai-enhanced",
+    "gE0650_daily-arXiv-ai-enhanced",
+)
+READ = Path("/tmp/pw_read")
+
+
+def build_splits() -> None:
+    splits: dict[str, list[dict]] = {"dev": [], "holdout": []}
+    for path in sorted(SHARED.glob("*/*.jsonl")):
+        split = "holdout" if path.parent.name in HOLDOUT_SOURCES else "dev"
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                row["source"] = path.parent.name
+                splits[split].append(row)
+    for split, rows in splits.items():
+        out = HERE / f"{split}.jsonl.gz"
+        # mtime=0: the same papers always give the same bytes (and sha256).
+        with gzip.GzipFile(out, "wb", mtime=0) as f:
+            for row in sorted(rows, key=lambda r: (r["date"], r["arxiv_id"])):
+                f.write((json.dumps(row, ensure_ascii=False) + "\n").encode())
+        print(f"{split}: {len(rows)} papers -> {out.relative_to(ROOT)}")
+
+
+def load_split(split: str) -> list[dict]:
+    with gzip.open(HERE / f"{split}.jsonl.gz", "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def as_paper(row: dict) -> Paper:
+    return Paper(
+        arxiv_id=row["arxiv_id"],
+        title=row["title"],
+        abstract=row["abstract"],
+        authors=tuple(Author(a) for a in row.get("authors", [])),
+        categories=tuple(row.get("categories", [])),
+    )
+
+
+def topics() -> dict[str, dict]:
+    """The labelled topics: one file each, topics/<slug>.toml (definition, screen, ...)."""
+    return {
+        path.stem: tomllib.loads(path.read_text(encoding="utf-8"))
+        for path in sorted((HERE / "topics").glob("*.toml"))
+    }
+
+
+def make_pool(slug: str, split: str) -> None:
+    spec = topics()[slug]
+    caps = {
+        "rule": int(spec.get("cap_rule", 40)),
+        "screen": int(spec.get("cap_screen", 40)),
+        "control": int(spec.get("control", 10)),
+    }
+    rules = [(key, query) for key, query in catalog_rules(load_catalog()) if key == slug]
+    if not rules:
+        sys.exit(f"no catalog topic {slug!r}")
+    tagger = Tagger(rules)
+    screen = re.compile(spec["screen"], re.IGNORECASE)
+    rows = load_split(split)
+    strata: dict[str, list[str]] = {"rule": [], "screen": [], "control": []}
+    for row in rows:
+        if slug in tagger.tag(as_paper(row)):
+            strata["rule"].append(row["arxiv_id"])
+        elif screen.search(row["title"] + "\n" + row["abstract"]):
+            strata["screen"].append(row["arxiv_id"])
+        else:
+            strata["control"].append(row["arxiv_id"])
+    rng = random.Random(f"{slug}/{split}")
+    record: dict = {"slug": slug, "split": split, "strata": {}}
+    chosen: list[str] = []
+    for name, ids in strata.items():
+        read = sorted(rng.sample(ids, min(caps[name], len(ids))))
+        record["strata"][name] = {"size": len(ids), "read": read}
+        chosen += read
+    (HERE / "pools" / split).mkdir(parents=True, exist_ok=True)
+    (HERE / "pools" / split / f"{slug}.json").write_text(json.dumps(record, indent=1) + "\n")
+    by_id = {row["arxiv_id"]: row for row in rows}
+    reading = [by_id[i] for i in chosen]
+    rng.shuffle(reading)
+    (READ / split).mkdir(parents=True, exist_ok=True)
+    out = READ / split / f"{slug}.jsonl"
+    with out.open("w", encoding="utf-8") as f:
+        for row in reading:
+            keep = {k: row[k] for k in ("arxiv_id", "title", "abstract", "categories")}
+            f.write(json.dumps(keep, ensure_ascii=False) + "\n")
+    sizes = ", ".join(f"{k} {len(v['read'])}/{v['size']}" for k, v in record["strata"].items())
+    print(f"{slug} {split}: read {sizes} -> {out}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="what", required=True)
+    sub.add_parser("splits")
+    pool = sub.add_parser("pool")
+    pool.add_argument("slug")
+    pool.add_argument("--split", choices=("dev", "holdout"), required=True)
+    args = parser.parse_args()
+    if args.what == "splits":
+        build_splits()
+    else:
+        make_pool(args.slug, args.split)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
