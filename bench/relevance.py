@@ -1,29 +1,28 @@
-"""How well the bundled catalog tags papers: the flagship topic and the seed tags.
+"""How well the bundled catalog tags papers: the flagship sets, the labelled catalog, the tags.
 
 Run from the repository root:
 
-    .venv/bin/python bench/relevance.py [--catalog PATH] [--devset PATH] [--seed PATH]
-                                        [--holdout PATH] [-v]
+    .venv/bin/python bench/relevance.py                 # dev figures of every labelled topic
+    .venv/bin/python bench/relevance.py --topic SLUG    # one topic's dev errors, to act on
+    .venv/bin/python bench/relevance.py --holdout       # also held-out (logged in HOLDOUT_LOG.md)
+    .venv/bin/python bench/relevance.py --write-figures # dev figures -> catalog/figures.json
+    .venv/bin/python bench/relevance.py --freeze        # once labelling is done -> FROZEN.json
 
 It prints, then ends with one JSON line holding every figure:
 
-1. precision, recall and F1 of "RL for LLM Agents" on the hand-labelled development
-   set (tests/fixtures/relevance/devset.jsonl, see the README beside it);
-2. the same for the baseline peers use, following one arXiv category
-   (a paper "matches" when the category is anywhere in its list), for cs.AI, cs.LG,
-   cs.CL and cs.MA, and the best of the four by F1;
-3. recall of the flagship on the 30 papers of the curated topic page
-   (tests/fixtures/seed/topic_page.json, all curated "RL for LLM Agents");
-4. micro-averaged precision, recall and F1 of the other curated tags on those 30
-   papers: for each paper, our tags restricted to the tags that occur on the page
-   (minus the flagship) against the tags the page shows;
-5. precision, recall and F1 of the flagship and of the one-category baselines on the
-   held-out set (tests/fixtures/relevance/holdout.jsonl): papers that were labelled
-   before the rule was run on them and were never used to tune it. These are the
-   honest figures for unseen papers; -v lists dev-set errors only, never held-out
-   ones, so that nobody tunes the rule on them by accident.
+1. the flagship "RL for LLM Agents" on its first labelled sets, against one-category
+   baselines, and the seed page's tags (bench/relevance_flagship.py);
+2. for every topic labelled in tests/fixtures/relevance/catalog/ (its README says how):
+   precision, recall and F1 on dev weighted by how the papers read were sampled
+   (bench/relevance_catalog.py), the plain figures over all labelled papers, the
+   controls, and the unlabelled hits of the current rule (bench/relevance_unlabelled.py);
+   macro-F1 and the worst five topics; with --holdout the same on the held-out split;
+3. tags per paper on real daily listings, topics on more than 15% of one, and agreement
+   with the seed page's curated tags counting its "+N" (bench/relevance_tags.py).
 
-`measure()` returns the same figures as a dict; tests/unit/test_relevance.py uses it.
+Held-out figures are computed only with --holdout; each such run is appended to
+HOLDOUT_LOG.md and refuses to run when the held-out files differ from FROZEN.json
+(bench/relevance_holdout.py). Nothing ever prints a held-out paper.
 """
 
 from __future__ import annotations
@@ -31,263 +30,165 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from bot.domain import Author, Paper  # noqa: E402
+from bench import relevance_holdout as holdout_rules  # noqa: E402
+from bench.relevance_catalog import (  # noqa: E402
+    CATALOG_DIR,
+    Labelled,
+    evaluate,
+    labelled_topics,
+    load_split,
+    macro_f1,
+    rule_tagger,
+    worst,
+)
+from bench.relevance_flagship import (  # noqa: E402
+    DEVSET,
+    HOLDOUT,
+    SEED,
+    Scores,
+    measure,
+    score,
+    wilson,
+)
+from bench.relevance_report import print_catalog, print_flagship, print_tags, topic_report  # noqa: E402
+from bench.relevance_tags import measure_tags  # noqa: E402
+from bench.relevance_unlabelled import unlabelled_hits  # noqa: E402
 from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
-from bot.topics.tagger import Tagger  # noqa: E402
 
-FLAGSHIP = "rl-for-llm-agents"
-BASELINE_CATEGORIES = ("cs.AI", "cs.LG", "cs.CL", "cs.MA")
-DEVSET = ROOT / "tests" / "fixtures" / "relevance" / "devset.jsonl"
-SEED = ROOT / "tests" / "fixtures" / "seed" / "topic_page.json"
-HOLDOUT = ROOT / "tests" / "fixtures" / "relevance" / "holdout.jsonl"
+__all__ = ["Scores", "catalog_figures", "main", "measure", "score", "wilson"]
+FIGURES = CATALOG_DIR / "figures.json"
+BUNDLED_CATALOG = ROOT / "bot" / "topics" / "catalog.toml"
 
 
-@dataclass(frozen=True)
-class Scores:
-    tp: int
-    fp: int
-    fn: int
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-    def as_dict(self) -> dict[str, float | int]:
-        return {
-            "precision": round(self.precision, 4),
-            "recall": round(self.recall, 4),
-            "f1": round(self.f1, 4),
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-        }
-
-
-def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion; (0, 1) when there are no trials."""
-    if trials == 0:
-        return (0.0, 1.0)
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * ((p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5) / denominator
-    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
-
-
-def score(pairs: Iterable[tuple[bool, bool]]) -> Scores:
-    """Scores from (predicted, gold) pairs."""
-    tp = fp = fn = 0
-    for predicted, gold in pairs:
-        tp += predicted and gold
-        fp += predicted and not gold
-        fn += gold and not predicted
-    return Scores(tp, fp, fn)
-
-
-@dataclass(frozen=True)
-class Labelled:
-    paper: Paper
-    label: bool
-    note: str
-
-
-def load_devset(path: Path = DEVSET) -> list[Labelled]:
-    """A hand-labelled JSONL set (the development set, or the held-out set)."""
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            paper = Paper(
-                arxiv_id=row["arxiv_id"],
-                title=row["title"],
-                abstract=row["abstract"],
-                authors=tuple(Author(name) for name in row["authors"]),
-                categories=tuple(row["categories"]),
-            )
-            rows.append(Labelled(paper, bool(row["labels"][FLAGSHIP]), row.get("note", "")))
-    return rows
-
-
-def load_seed(path: Path = SEED) -> list[tuple[Paper, frozenset[str]]]:
-    """The curated topic page: (paper, the tag names it shows)."""
-    page = json.loads(path.read_text(encoding="utf-8"))
-    out = []
-    for i, entry in enumerate(page["papers"]):
-        paper = Paper(
-            arxiv_id=f"sample:seed-{i}",
-            title=entry["title"],
-            abstract=entry["abstract"],
-            authors=tuple(Author(name) for name in entry.get("authors_shown", [])),
-            categories=(entry["primary_category"],),
-        )
-        out.append((paper, frozenset(entry["tags"])))
-    return out
-
-
-def _holdout_figures(tagger: Tagger, path: Path) -> dict[str, object]:
-    """Aggregate figures on the held-out set; deliberately no per-paper output."""
-    rows = load_devset(path)
-    labels = [row.label for row in rows]
-    positives, negatives = sum(labels), len(rows) - sum(labels)
-    hits = [FLAGSHIP in tagger.tag(row.paper) for row in rows]
-    flagship = score(zip(hits, labels, strict=True))
-    baseline = {
-        cat: score((cat in row.paper.categories, row.label) for row in rows)
-        for cat in BASELINE_CATEGORIES
-    }
-    best_cat = max(BASELINE_CATEGORIES, key=lambda cat: baseline[cat].f1)
-    return {
-        "size": len(rows),
-        "positives": positives,
-        "flagship": flagship.as_dict()
-        | {
-            "precision_ci95": wilson(flagship.tp, flagship.tp + flagship.fp),
-            "recall_ci95": wilson(flagship.tp, positives),
-            "false_positive_rate": round(flagship.fp / negatives, 4) if negatives else 0.0,
-        },
-        "baseline": {cat: s.as_dict() for cat, s in baseline.items()},
-        "baseline_best_category": best_cat,
-        "baseline_best": baseline[best_cat].as_dict(),
-    }
-
-
-def measure(
-    catalog: Catalog | None = None,
-    devset: Path = DEVSET,
-    seed: Path = SEED,
-    verbose: bool = False,
-    holdout: Path | None = HOLDOUT,
+def catalog_figures(
+    catalog: Catalog, split: str, unlabelled: bool = False, root: Path = CATALOG_DIR
 ) -> dict[str, object]:
-    catalog = catalog or load_catalog()
-    tagger = Tagger.from_topics(catalog.topics)
-    flagship = catalog.by_slug(FLAGSHIP)
-    if flagship is None:
-        raise SystemExit(f"the catalog has no topic {FLAGSHIP!r}")
-    names = {topic.slug: topic.name for topic in catalog.topics}
-
-    # 1. the flagship on the development set
-    dev = load_devset(devset)
-    hits = [FLAGSHIP in tagger.tag(row.paper) for row in dev]
-    dev_scores = score(zip(hits, (row.label for row in dev), strict=True))
-    if verbose:
-        for row, hit in zip(dev, hits, strict=True):
-            if hit != row.label:
-                kind = "FP" if hit else "FN"
-                print(f"  {kind} {row.paper.arxiv_id} {row.paper.title[:70]} | {row.note}")
-
-    # 2. the one-category baseline on the same papers
-    baseline = {
-        cat: score((cat in row.paper.categories, row.label) for row in dev)
-        for cat in BASELINE_CATEGORIES
+    """Figures of every labelled topic on `split` (see bench/relevance_catalog.py); with
+    `unlabelled`, also each topic's unlabelled hits (tags the whole split)."""
+    found, problems = labelled_topics(split, root)
+    papers = load_split(split, root)
+    topics: list[Labelled] = []
+    for topic in found:
+        if catalog.by_slug(topic.slug) is None:
+            problems.append(f"{topic.slug} ({split}): no such topic in the catalog")
+        elif missing := [lb.arxiv_id for lb in topic.labels if lb.arxiv_id not in papers]:
+            problems.append(f"{topic.slug} ({split}): {len(missing)} ids not in {split}.jsonl.gz")
+        else:
+            topics.append(topic)
+    tagger = rule_tagger(catalog, [t.slug for t in topics])
+    ids = {label.arxiv_id for t in topics for label in t.labels}
+    tags = {arxiv_id: tagger.tag(papers[arxiv_id]) for arxiv_id in ids}
+    figures = {
+        t.slug: evaluate(t, {lb.arxiv_id: t.slug in tags[lb.arxiv_id] for lb in t.labels})
+        for t in topics
     }
-    best_cat = max(BASELINE_CATEGORIES, key=lambda cat: baseline[cat].f1)
-
-    # 3. and 4. the curated topic page
-    pages = load_seed(seed)
-    vocabulary = frozenset().union(*(tags for _, tags in pages)) - {flagship.name}
-    flagship_hits = 0
-    tp = fp = fn = 0
-    for paper, shown in pages:
-        predicted = {names[key] for key in tagger.tag(paper)}
-        flagship_hits += flagship.name in predicted
-        ours, theirs = predicted & vocabulary, shown & vocabulary
-        tp, fp, fn = tp + len(ours & theirs), fp + len(ours - theirs), fn + len(theirs - ours)
-        if verbose:
-            print(f"  seed: {paper.title[:60]}\n    extra {sorted(ours - theirs)}")
-            print(f"    missed {sorted(theirs - ours)}")
-    seed_tags = Scores(tp, fp, fn)
-
-    # 5. the held-out set, aggregate figures only
-    held_out = _holdout_figures(tagger, holdout) if holdout and holdout.exists() else None
-
+    if unlabelled:
+        for slug, hits in unlabelled_hits(topics, papers, catalog, tagger).items():
+            figures[slug]["unlabelled_hits"] = hits["count"]
     return {
-        "catalog_topics": len(catalog.topics),
-        "devset_size": len(dev),
-        "devset_positives": sum(row.label for row in dev),
-        "flagship_dev": dev_scores.as_dict(),
-        "baseline_dev": {cat: s.as_dict() for cat, s in baseline.items()},
-        "baseline_best_category": best_cat,
-        "baseline_best_dev": baseline[best_cat].as_dict(),
-        "seed_papers": len(pages),
-        "seed_flagship_recall": round(flagship_hits / len(pages), 4),
-        "seed_other_tags": seed_tags.as_dict(),
-        "seed_other_tag_vocabulary": len(vocabulary),
-        "holdout": held_out,
+        "split": split,
+        "papers": len(papers),
+        "topics": figures,
+        "macro_f1": macro_f1(figures),
+        "worst_five": worst(figures),
+        "problems": problems,
     }
 
 
-def _line(label: str, s: dict) -> str:
-    return (
-        f"{label:<34} P={s['precision']:.3f} R={s['recall']:.3f} F1={s['f1']:.3f}"
-        f"  (tp={s['tp']} fp={s['fp']} fn={s['fn']})"
-    )
+def write_figures(catalog: Catalog, catalog_sha: str, path: Path = FIGURES) -> dict:
+    """The committed dev figures the regression test compares with (never held-out)."""
+    dev = catalog_figures(catalog, "dev")
+    record = {
+        "about": "weighted dev figures per labelled topic; written by bench/relevance.py "
+        "--write-figures; tests/unit/test_relevance_catalog.py fails on a drop > 0.05",
+        "commit": holdout_rules.commit(),
+        "catalog_sha256": catalog_sha,
+        "macro_f1": dev["macro_f1"],
+        "topics": {
+            slug: f["weighted"] | {"positives_read": f["positives_read"]}
+            for slug, f in sorted(dev["topics"].items())
+        },
+    }
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return dev
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--catalog", type=Path, default=None, help="catalog TOML (bundled)")
+    parser.add_argument("--devset", type=Path, default=DEVSET)
+    parser.add_argument("--seed", type=Path, default=SEED)
+    parser.add_argument("--holdout-file", type=Path, default=HOLDOUT, help="flagship v1 set")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list flagship dev errors")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--topic", metavar="SLUG", help="a topic's dev errors (slug or name)")
+    what.add_argument("--holdout", action="store_true", help="also the held-out split (logged)")
+    what.add_argument("--write-figures", action="store_true", help="write figures.json (dev)")
+    what.add_argument("--freeze", action="store_true", help="write FROZEN.json")
+    parser.add_argument("--force", action="store_true", help="--freeze over a different one")
+    return parser
+
+
+def _freeze(force: bool) -> int:
+    differences = holdout_rules.freeze(force=force)
+    if differences:
+        print("FROZEN.json exists and differs; not overwritten (--force to do so):")
+        print("\n".join(f"  {d}" for d in differences))
+        return 2
+    print(f"froze {len(holdout_rules.held_out_files())} held-out files in {holdout_rules.FROZEN}")
+    return 0
+
+
+def _frozen_or_refuse() -> bool:
+    """Whether the held-out files may be consulted; says loudly why not."""
+    differences = holdout_rules.frozen_differences()
+    if differences is None:
+        print("WARNING: the held-out split is not frozen yet (no FROZEN.json; see --freeze)")
+        return True
+    if differences:
+        print("!" * 78, file=sys.stderr)
+        print("HELD-OUT FILES DIFFER FROM FROZEN.json: no held-out figures.", file=sys.stderr)
+        print("\n".join(f"  {d}" for d in differences), file=sys.stderr)
+        print("!" * 78, file=sys.stderr)
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--catalog", type=Path, default=None, help="catalog TOML (default: bundled)"
+    args = _parser().parse_args(argv)
+    catalog = load_catalog(args.catalog) if args.catalog else load_catalog()
+    catalog_sha = holdout_rules.sha256(args.catalog or BUNDLED_CATALOG)
+    if args.freeze:
+        return _freeze(args.force)
+    if args.topic:
+        return topic_report(catalog, args.topic)
+    if args.write_figures:
+        dev = write_figures(catalog, catalog_sha)
+        print_catalog(dev, None)
+        print(f"wrote {len(dev['topics'])} topics' dev figures to {FIGURES}")
+        return 0
+    if args.holdout and not _frozen_or_refuse():
+        return 2
+    figures = measure(
+        catalog, args.devset, args.seed, verbose=args.verbose, holdout=args.holdout_file
     )
-    parser.add_argument("--devset", type=Path, default=DEVSET)
-    parser.add_argument("--seed", type=Path, default=SEED)
-    parser.add_argument("--holdout", type=Path, default=HOLDOUT)
-    parser.add_argument("-v", "--verbose", action="store_true", help="list dev-set errors")
-    args = parser.parse_args(argv)
-    catalog = load_catalog(args.catalog) if args.catalog else None
-    figures = measure(catalog, args.devset, args.seed, verbose=args.verbose, holdout=args.holdout)
-
-    print(f"catalog: {figures['catalog_topics']} topics")
-    print(
-        f"development set: {figures['devset_size']} papers, "
-        f"{figures['devset_positives']} labelled RL for LLM Agents"
-    )
-    print(_line("RL for LLM Agents (catalog rule)", figures["flagship_dev"]))
-    for cat, s in figures["baseline_dev"].items():
-        print(_line(f"baseline: follow {cat}", s))
-    print(f"best category baseline: {figures['baseline_best_category']}")
-    print(
-        f"seed page: flagship recall {figures['seed_flagship_recall']:.3f} "
-        f"on {figures['seed_papers']} papers"
-    )
-    print(_line("seed page: other tags (micro)", figures["seed_other_tags"]))
-    held_out = figures["holdout"]
-    if held_out is None:
-        print(f"held-out (not used for tuning): no file at {args.holdout}")
-    else:
-        flag = held_out["flagship"]
-        print(
-            f"held-out (not used for tuning): {held_out['size']} papers, "
-            f"{held_out['positives']} labelled RL for LLM Agents"
-        )
-        print(_line("held-out: RL for LLM Agents", flag))
-        print(
-            f"{'':<34} precision 95% CI {flag['precision_ci95']}, "
-            f"recall 95% CI {flag['recall_ci95']}, "
-            f"false-positive rate {flag['false_positive_rate']:.4f}"
-        )
-        for cat, s in held_out["baseline"].items():
-            print(_line(f"held-out: baseline follow {cat}", s))
-        print(f"held-out: best category baseline: {held_out['baseline_best_category']}")
-    print(json.dumps(figures, sort_keys=True))
+    print_flagship(figures, args.holdout_file)
+    dev = catalog_figures(catalog, "dev", unlabelled=True)
+    held = catalog_figures(catalog, "holdout") if args.holdout else None
+    print_catalog(dev, held)
+    tags = measure_tags(catalog, rule_tagger(catalog))
+    print_tags(tags)
+    if held is not None:
+        line = holdout_rules.log_consultation(catalog_sha, held["macro_f1"], len(held["topics"]))
+        print(f"held-out consultation logged in {holdout_rules.HOLDOUT_LOG.name}: {line.strip()}")
+    figures |= {"catalog_sha256": catalog_sha, "catalog_dev": dev, "catalog_holdout": held}
+    print(json.dumps(figures | {"tags": tags}, sort_keys=True))
     return 0
 
 

@@ -1,0 +1,169 @@
+"""What bench/relevance.py prints: the figures as tables, and one topic's dev errors.
+
+`topic_report` reads the dev split only: it never loads, let alone prints, a held-out
+paper, so nobody tunes a rule on the held-out split by looking at it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from bench.relevance_catalog import (
+    ESTIMATED,
+    errors,
+    labelled_topics,
+    load_split,
+    rule_tagger,
+)
+from bench.relevance_catalog import evaluate as evaluate_topic
+from bench.relevance_unlabelled import unlabelled_hits
+from bot.topics.catalog import Catalog
+from bot.topics.resolve import resolve_topic
+
+STRATUM = {"rule": "R (rule then)", "screen": "S (screen)", "control": "C (control)", "?": "?"}
+
+
+def line(label: str, s: Mapping) -> str:
+    return (
+        f"{label:<34} P={s['precision']:.3f} R={s['recall']:.3f} F1={s['f1']:.3f}"
+        f"  (tp={s['tp']} fp={s['fp']} fn={s['fn']})"
+    )
+
+
+def print_flagship(figures: Mapping, holdout_file: Path) -> None:
+    print(f"catalog: {figures['catalog_topics']} topics")
+    print(
+        f"development set: {figures['devset_size']} papers, "
+        f"{figures['devset_positives']} labelled RL for LLM Agents"
+    )
+    print(line("RL for LLM Agents (catalog rule)", figures["flagship_dev"]))
+    for cat, s in figures["baseline_dev"].items():
+        print(line(f"baseline: follow {cat}", s))
+    print(f"best category baseline: {figures['baseline_best_category']}")
+    print(
+        f"seed page: flagship recall {figures['seed_flagship_recall']:.3f} "
+        f"on {figures['seed_papers']} papers"
+    )
+    print(line("seed page: other tags (micro)", figures["seed_other_tags"]))
+    held_out = figures["holdout"]
+    if held_out is None:
+        print(f"held-out (not used for tuning): no file at {holdout_file}")
+        return
+    flag = held_out["flagship"]
+    print(
+        f"held-out (not used for tuning): {held_out['size']} papers, "
+        f"{held_out['positives']} labelled RL for LLM Agents"
+    )
+    print(line("held-out: RL for LLM Agents", flag))
+    print(
+        f"{'':<34} precision 95% CI {flag['precision_ci95']}, "
+        f"recall 95% CI {flag['recall_ci95']}, "
+        f"false-positive rate {flag['false_positive_rate']:.4f}"
+    )
+    for cat, s in held_out["baseline"].items():
+        print(line(f"held-out: baseline follow {cat}", s))
+    print(f"held-out: best category baseline: {held_out['baseline_best_category']}")
+
+
+def _cells(f: Mapping | None) -> str:
+    if f is None:
+        return f"{'-':>5} {'-':>5} {'-':>5} {'':>8}"
+    w, read = f["weighted"], f"{f['positives_read']:>3}+/{f['papers_read']:<4}"
+    return f"{w['precision']:5.2f} {w['recall']:5.2f} {w['f1']:5.2f} {read}"
+
+
+def print_catalog(dev: Mapping, held: Mapping | None) -> None:
+    """The table of every labelled topic: weighted P/R/F1, positives/papers read, the
+    controls (positive / tagged of those read), unlabelled hits, and the plain F1."""
+    print(f"\nlabelled catalog topics ({dev['papers']} dev papers; weighted over strata R+S)")
+    head = f"{'topic':<36} {'P':>5} {'R':>5} {'F1':>5} {'read':>8}  ctl+/tag unlab plainF1"
+    if held is not None:
+        head += f" | held-out {'P':>5} {'R':>5} {'F1':>5} {'read':>8}"
+    print(head)
+    slugs = sorted(set(dev["topics"]) | set(held["topics"] if held else ()))
+    for slug in slugs:
+        f = dev["topics"].get(slug)
+        row = f"{slug:<36} {_cells(f)}"
+        if f is not None:
+            c, unlabelled = f["controls"], f.get("unlabelled_hits", "-")
+            unlabelled = "?" if unlabelled is None else unlabelled
+            row += (
+                f"  {c['positive']:>3}/{c['tagged']:<3} {unlabelled!s:>5} {f['plain']['f1']:7.2f}"
+            )
+        else:
+            row += f"  {'':>23}"
+        if held is not None:
+            row += f" | {'':>8} {_cells(held['topics'].get(slug))}"
+        print(row)
+    for name, figures in (("dev", dev), ("held-out", held)):
+        if figures is None:
+            continue
+        macro = figures["macro_f1"]
+        shown = "n/a" if macro is None else f"{macro:.3f}"
+        print(f"{name}: macro-F1 {shown} over {len(figures['topics'])} topics; worst five:")
+        for slug in figures["worst_five"]:
+            print(f"  {slug:<34} F1={figures['topics'][slug]['weighted']['f1']:.3f}")
+        for problem in figures["problems"]:
+            print(f"  NOT COUNTED {problem}")
+
+
+def print_tags(tags: Mapping) -> None:
+    print()
+    for name, f in tags.items():
+        if not name.startswith("listing_"):
+            continue
+        print(
+            f"{name}: {f['papers']} papers, tags per paper median {f['median_tags']}, "
+            f"95th percentile {f['p95_tags']}, max {f['max_tags']}"
+        )
+        for slug, wide in f["over_15_percent"].items():
+            kind = "top-level field" if wide["top_level"] else "NOT top-level"
+            print(f"  on {wide['share']:.1%} of the listing: {slug} ({kind})")
+    print(line("seed page: curated tags, +N counted", tags["seed_curated_tags"]))
+
+
+def _resolve(catalog: Catalog, text: str) -> str | None:
+    topic = catalog.by_slug(text) or next(
+        (t for t in catalog.topics if t.name.casefold() == text.casefold()), None
+    )
+    topic = topic or resolve_topic(text, catalog).topic
+    return topic.slug if topic else None
+
+
+def topic_report(catalog: Catalog, text: str) -> int:
+    """Print one topic's dev figures, false positives (with the matched words), false
+    negatives and unlabelled hits. Dev only, always."""
+    slug = _resolve(catalog, text)
+    if slug is None:
+        print(f"{text!r}: no catalog topic has that slug or name")
+        return 2
+    found, problems = labelled_topics("dev")
+    topic = next((t for t in found if t.slug == slug), None)
+    if topic is None:
+        labelled = ", ".join(t.slug for t in found) or "none yet"
+        why = next((p for p in problems if p.startswith(f"{slug} ")), "it has no dev labels")
+        print(f"{text!r}: no usable dev labels ({why}). Labelled topics: {labelled}")
+        return 2
+    papers = load_split("dev")
+    tagger = rule_tagger(catalog, [slug])
+    tags = {lb.arxiv_id: tagger.tag(papers[lb.arxiv_id]) for lb in topic.labels}
+    figures = evaluate_topic(topic, {i: slug in t for i, t in tags.items()})
+    print(f"{catalog.by_slug(slug).name} ({slug}) on dev, labelled {figures['papers_read']}")
+    print(line("weighted over R+S", figures["weighted"]))
+    print(line("plain, all labelled", figures["plain"]))
+    wrong = errors(topic, tags)
+    for kind, title in (("false_positives", "false positives"), ("false_negatives", "misses")):
+        print(f"\n{title} ({len(wrong[kind])}):")
+        for label, why in wrong[kind]:
+            paper = papers[label.arxiv_id]
+            stratum = topic.pool.stratum_of(label.arxiv_id) or "?"
+            weight = topic.pool.strata[stratum].weight if stratum in ESTIMATED else 0.0
+            matched = f"  [matched: {', '.join(why)}]" if why else ""
+            print(f"  {label.arxiv_id} {paper.title[:90]}")
+            print(f"      {STRATUM[stratum]}, weight {weight:.1f}; note: {label.note}{matched}")
+    hits = unlabelled_hits([topic], papers, catalog, tagger)[slug]
+    print(f"\nunlabelled hits in stratum C (read them): {hits['count']} ({hits['reason']})")
+    for arxiv_id in hits["ids"]:
+        print(f"  {arxiv_id} {papers[arxiv_id].title[:90]}")
+    return 0
