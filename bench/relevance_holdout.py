@@ -33,17 +33,19 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def held_out_files(root: Path = CATALOG_DIR) -> dict[str, str]:
+def held_out_files(root: Path | None = None) -> dict[str, str]:
     """Path (relative to the catalog folder) -> sha256 of every file the held-out
     figures are computed from: the papers, and each held-out label and pool file."""
+    root = root or CATALOG_DIR
     paths = [root / "holdout.jsonl.gz"]
     paths += sorted((root / "labels" / "holdout").glob("*.jsonl"))
     paths += sorted((root / "pools" / "holdout").glob("*.json"))
     return {path.relative_to(root).as_posix(): sha256(path) for path in paths if path.exists()}
 
 
-def frozen_differences(root: Path = CATALOG_DIR, frozen: Path = FROZEN) -> list[str] | None:
+def frozen_differences(root: Path | None = None, frozen: Path | None = None) -> list[str] | None:
     """What differs from FROZEN.json (empty: nothing), or None when nothing is frozen yet."""
+    frozen = frozen or FROZEN
     if not frozen.exists():
         return None
     recorded = json.loads(frozen.read_text(encoding="utf-8"))["files"]
@@ -54,9 +56,10 @@ def frozen_differences(root: Path = CATALOG_DIR, frozen: Path = FROZEN) -> list[
     return changes
 
 
-def freeze(root: Path = CATALOG_DIR, frozen: Path = FROZEN, force: bool = False) -> list[str]:
+def freeze(root: Path | None = None, frozen: Path | None = None, force: bool = False) -> list[str]:
     """Write FROZEN.json; refuses (returning the differences) to overwrite a different one
     unless `force`."""
+    frozen = frozen or FROZEN
     differences = frozen_differences(root, frozen)
     if differences and not force:
         return differences
@@ -90,9 +93,10 @@ def _now() -> str:
 
 
 def log_consultation(
-    catalog_sha256: str, macro: float | None, topics: int, log: Path = HOLDOUT_LOG
+    catalog_sha256: str, macro: float | None, topics: int, log: Path | None = None
 ) -> str:
     """Append one line to the held-out log (created with its header if missing)."""
+    log = log or HOLDOUT_LOG
     if not log.exists():
         log.write_text(LOG_HEADER, encoding="utf-8")
     shown = "n/a" if macro is None else f"{macro:.4f}"

@@ -1,0 +1,293 @@
+"""The labelled catalog evaluation (tests/fixtures/relevance/catalog/, bench/relevance.py).
+
+- the weighting arithmetic, on a hand-made pool;
+- every committed label file fits its pool (one bool label per paper read, no other);
+- no labelled topic's weighted dev F1 falls more than 0.05 below the committed figure in
+  figures.json, so a catalog edit cannot silently break another topic;
+- `--topic` never prints a held-out paper, and `--holdout` refuses when the held-out
+  files differ from FROZEN.json (and then logs nothing).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bench import relevance, relevance_holdout, relevance_report
+from bench.relevance_catalog import (
+    CATALOG_DIR,
+    SPLITS,
+    Label,
+    LabelError,
+    Labelled,
+    Pool,
+    Stratum,
+    consistency_problems,
+    evaluate,
+    labelled_topics,
+    load_labels,
+    load_pool,
+)
+from bench.relevance_tags import curated_agreement, percentile
+from bot.topics.catalog import load_catalog
+
+MAX_DROP = 0.05
+FIGURES = CATALOG_DIR / "figures.json"
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+# --- the arithmetic, by hand ------------------------------------------------------------
+
+
+def _example() -> Labelled:
+    """R: 10 papers, 2 read (weight 5); S: 100 papers, 4 read (weight 25); C: 1000, 2 read."""
+    pool = Pool(
+        "t",
+        "dev",
+        {
+            "rule": Stratum(10, frozenset({"r1", "r2"})),
+            "screen": Stratum(100, frozenset({"s1", "s2", "s3", "s4"})),
+            "control": Stratum(1000, frozenset({"c1", "c2"})),
+        },
+    )
+    gold = {"r1": 1, "r2": 0, "s1": 1, "s2": 1, "s3": 0, "s4": 0, "c1": 1, "c2": 0}
+    labels = tuple(Label(i, bool(g), "") for i, g in gold.items())
+    return Labelled("t", "dev", pool, labels)
+
+
+# The rule tags r1 (tp), r2 (fp), s2 (tp), s4 (fp), c2 (fp, a control); misses s1, c1.
+HITS = {"r1": True, "r2": True, "s1": False, "s2": True, "s3": False, "s4": True}
+HITS |= {"c1": False, "c2": True}
+
+
+def test_weighted_figures_are_the_horvitz_thompson_estimate_over_r_and_s():
+    figures = evaluate(_example(), HITS)
+    # tp = 5 (r1) + 25 (s2) = 30; fp = 5 (r2) + 25 (s4) = 30; fn = 25 (s1); controls apart.
+    # P = 30/60 = 0.5; R = 30/55 = 0.5455; F1 = 2*30 / (2*30 + 30 + 25) = 60/115 = 0.5217.
+    w = figures["weighted"]
+    assert (w["tp"], w["fp"], w["fn"]) == (30.0, 30.0, 25.0)
+    assert (w["precision"], w["recall"], w["f1"]) == (0.5, 0.5455, 0.5217)
+    # estimated positives in R+S: 5 (r1) + 25 (s1) + 25 (s2) = 55
+    assert figures["estimated_positives"] == 55.0
+
+
+def test_plain_figures_count_every_labelled_paper_once_controls_included():
+    figures = evaluate(_example(), HITS)
+    # tp: r1, s2 = 2; fp: r2, s4, c2 = 3; fn: s1, c1 = 2 -> P 0.4, R 0.5, F1 4/9 = 0.4444
+    p = figures["plain"]
+    assert (p["tp"], p["fp"], p["fn"]) == (2, 3, 2)
+    assert (p["precision"], p["recall"], p["f1"]) == (0.4, 0.5, 0.4444)
+    assert figures["positives_read"] == 4
+    assert figures["papers_read"] == 8
+
+
+def test_controls_say_what_the_screen_missed_and_what_the_rule_tags_there():
+    assert evaluate(_example(), HITS)["controls"] == {
+        "read": 2,
+        "positive": 1,  # c1: a positive the screen did not match
+        "tagged": 1,  # c2
+        "tagged_positive": 0,
+    }
+
+
+def test_the_weights_do_not_depend_on_the_rule_measured():
+    """A rule that tags nothing: no tp or fp, and every positive of R+S is missed (55)."""
+    figures = evaluate(_example(), dict.fromkeys(HITS, False))
+    assert figures["weighted"]["fn"] == 55.0 == figures["estimated_positives"]
+    assert figures["weighted"]["tp"] == figures["weighted"]["fp"] == 0.0
+
+
+def test_consistency_problems_name_what_is_wrong():
+    example = _example()
+    assert consistency_problems(example.pool, list(example.labels)) == []
+    labels = [*example.labels[1:], example.labels[1], Label("zz", True, "")]
+    problems = " | ".join(consistency_problems(example.pool, labels))
+    assert "labelled twice" in problems
+    assert "read but not labelled, e.g. r1" in problems
+    assert "not in the pool, e.g. zz" in problems
+
+
+def test_a_label_that_is_not_a_bool_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"arxiv_id": "a", "label": true}\n{"arxiv_id": "b", "label": "yes"}\n')
+    with pytest.raises(LabelError, match=r"t\.jsonl:2: label is not true or false"):
+        load_labels(path)
+
+
+def test_curated_agreement_counts_plus_n_as_room_for_extra_tags():
+    # paper 1: shows {A, F}, +0; we say {A, B, F}: tp A, fp B.
+    # paper 2: shows {A}, +2 (one of them the flagship F); we say {A, B, C}: tp A, B or C
+    #          fills the one hidden non-flagship slot (tp), the other is fp.
+    # paper 3: shows {A, B, F}, +1; we say {F}: misses A, B and the hidden tag.
+    pages = [
+        (frozenset("ABF"), frozenset("AF"), 0),
+        (frozenset("ABC"), frozenset("A"), 2),
+        (frozenset("F"), frozenset("ABF"), 1),
+    ]
+    s = curated_agreement(pages, "F")
+    assert (s.tp, s.fp, s.fn) == (3, 2, 3)
+
+
+def test_percentile_interpolates_like_numpy():
+    assert percentile([1, 2, 3, 4, 5], 0.5) == 3
+    assert percentile([0, 10], 0.95) == 9.5
+    assert percentile(list(range(101)), 0.95) == 95
+
+
+# --- the committed labels ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_every_label_file_fits_its_pool(split, catalog):
+    label_files = sorted((CATALOG_DIR / "labels" / split).glob("*.jsonl"))
+    for path in label_files:
+        slug = path.stem
+        assert catalog.by_slug(slug) is not None, f"{slug}: not a catalog topic"
+        assert (CATALOG_DIR / "topics" / f"{slug}.toml").exists(), f"{slug}: no definition"
+        pool = load_pool(CATALOG_DIR / "pools" / split / f"{slug}.json")
+        assert (pool.slug, pool.split) == (slug, split)
+        labels = load_labels(path)  # raises on a line without a bool label
+        assert {label.arxiv_id for label in labels} == pool.read, f"{slug} ({split})"
+        assert consistency_problems(pool, labels) == [], f"{slug} ({split})"
+    found, problems = labelled_topics(split)
+    assert problems == []
+    assert len(found) == len(label_files)
+
+
+def test_the_splits_share_no_paper():
+    ids = {}
+    for split in SPLITS:
+        with gzip.open(CATALOG_DIR / f"{split}.jsonl.gz", "rt", encoding="utf-8") as f:
+            ids[split] = {json.loads(line)["arxiv_id"] for line in f if line.strip()}
+    assert ids["dev"] and ids["holdout"]
+    assert not ids["dev"] & ids["holdout"]
+
+
+# --- the regression guard ---------------------------------------------------------------
+
+
+def test_no_labelled_topic_drops_below_its_committed_dev_f1(catalog):
+    if not FIGURES.exists():
+        pytest.skip("no figures.json yet: run bench/relevance.py --write-figures")
+    committed = json.loads(FIGURES.read_text(encoding="utf-8"))["topics"]
+    now = relevance.catalog_figures(catalog, "dev")
+    assert now["problems"] == []
+    assert set(now["topics"]) == set(committed), "labels changed: rerun --write-figures"
+    drops = {
+        slug: (committed[slug]["f1"], f["weighted"]["f1"])
+        for slug, f in now["topics"].items()
+        if f["weighted"]["f1"] < committed[slug]["f1"] - MAX_DROP
+    }
+    assert drops == {}, "weighted dev F1 (committed, now) fell by more than 0.05"
+
+
+def test_figures_json_holds_dev_figures_only():
+    if not FIGURES.exists():
+        pytest.skip("no figures.json yet: run bench/relevance.py --write-figures")
+    text = FIGURES.read_text(encoding="utf-8")
+    assert "holdout" not in text and "held-out" not in text
+
+
+# --- held-out discipline ----------------------------------------------------------------
+
+
+def _held_out_ids() -> set[str]:
+    with gzip.open(CATALOG_DIR / "holdout.jsonl.gz", "rt", encoding="utf-8") as f:
+        return {json.loads(line)["arxiv_id"] for line in f if line.strip()}
+
+
+def test_topic_report_prints_dev_errors_and_never_a_held_out_paper(capsys, monkeypatch):
+    """Reads the dev split only (checked by spying on the loaders), and the ids it prints
+    are dev papers, never held-out ones."""
+    held, _ = labelled_topics("holdout")
+    found, _ = labelled_topics("dev")
+    both = sorted({t.slug for t in found} & {t.slug for t in held})
+    if not both:
+        pytest.skip("no topic is labelled on both splits yet")
+    slug = "rl-for-llm-agents" if "rl-for-llm-agents" in both else both[0]
+    asked: list[str] = []
+    for name in ("load_split", "labelled_topics"):
+        real = getattr(relevance_report, name)
+        monkeypatch.setattr(
+            relevance_report,
+            name,
+            lambda split, *a, _real=real: asked.append(split) or _real(split, *a),
+        )
+    assert relevance.main(["--topic", slug]) == 0
+    out = capsys.readouterr().out
+    assert set(asked) == {"dev"}
+    shown = set(re.findall(r"\b\d{4}\.\d{4,5}\b", out))
+    assert not shown & _held_out_ids(), f"--topic {slug} printed held-out papers"
+    assert shown & {label.arxiv_id for t in found for label in t.labels}  # it lists papers
+
+
+def test_topic_report_refuses_an_unknown_topic(capsys):
+    assert relevance.main(["--topic", "no-such-topic-at-all"]) == 2
+    assert "no catalog topic" in capsys.readouterr().out
+
+
+def _held_out_tree(root: Path) -> None:
+    (root / "labels" / "holdout").mkdir(parents=True)
+    (root / "pools" / "holdout").mkdir(parents=True)
+    (root / "holdout.jsonl.gz").write_bytes(b"papers")
+    (root / "labels" / "holdout" / "a.jsonl").write_text('{"arxiv_id": "1", "label": true}\n')
+    (root / "pools" / "holdout" / "a.json").write_text("{}\n")
+
+
+def test_freeze_records_the_held_out_files_and_notices_every_change(tmp_path):
+    _held_out_tree(tmp_path)
+    frozen = tmp_path / "FROZEN.json"
+    assert relevance_holdout.frozen_differences(tmp_path, frozen) is None  # not frozen yet
+    assert relevance_holdout.freeze(tmp_path, frozen) == []
+    files = json.loads(frozen.read_text())["files"]
+    assert set(files) == {"holdout.jsonl.gz", "labels/holdout/a.jsonl", "pools/holdout/a.json"}
+    assert relevance_holdout.frozen_differences(tmp_path, frozen) == []
+    (tmp_path / "labels" / "holdout" / "a.jsonl").write_text('{"arxiv_id": "1", "label": false}\n')
+    (tmp_path / "labels" / "holdout" / "b.jsonl").write_text("")
+    (tmp_path / "pools" / "holdout" / "a.json").unlink()
+    assert relevance_holdout.frozen_differences(tmp_path, frozen) == [
+        "changed: labels/holdout/a.jsonl",
+        "missing: pools/holdout/a.json",
+        "not frozen: labels/holdout/b.jsonl",
+    ]
+    before = frozen.read_text()
+    assert relevance_holdout.freeze(tmp_path, frozen) != []  # refuses to overwrite
+    assert frozen.read_text() == before
+    assert relevance_holdout.freeze(tmp_path, frozen, force=True) == []
+    assert relevance_holdout.frozen_differences(tmp_path, frozen) == []
+
+
+def test_holdout_run_refuses_when_files_differ_from_frozen_and_logs_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    frozen, log = tmp_path / "FROZEN.json", tmp_path / "HOLDOUT_LOG.md"
+    frozen.write_text(json.dumps({"files": {"holdout.jsonl.gz": "0" * 64}}))
+    monkeypatch.setattr(relevance_holdout, "FROZEN", frozen)
+    monkeypatch.setattr(relevance_holdout, "HOLDOUT_LOG", log)
+    assert relevance.main(["--holdout"]) == 2
+    captured = capsys.readouterr()
+    assert "HELD-OUT FILES DIFFER FROM FROZEN.json" in captured.err
+    assert "changed: holdout.jsonl.gz" in captured.err
+    assert "held-out" not in captured.out.lower()  # no figures were computed or printed
+    assert not log.exists()
+
+
+def test_a_consultation_appends_one_line_with_commit_and_catalog_hash(tmp_path):
+    log = tmp_path / "HOLDOUT_LOG.md"
+    relevance_holdout.log_consultation("ab" * 32, 0.8123, 42, log)
+    relevance_holdout.log_consultation("cd" * 32, None, 3, log)
+    lines = log.read_text().splitlines()
+    assert lines[0] == "# Held-out consultations"
+    rows = [line for line in lines if re.match(r"\| \d{4}-\d\d-\d\dT", line)]
+    assert len(rows) == 2
+    assert rows[0].endswith(f"| {'ab' * 32} | 0.8123 | 42 |")
+    assert rows[1].endswith(f"| {'cd' * 32} | n/a | 3 |")
+    assert rows[0].split(" | ")[1] == relevance_holdout.commit()
