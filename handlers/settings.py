@@ -280,14 +280,14 @@ DIGEST = CommandSpec(
     changes=with_args,  # /digest alone shows the setting
 )
 TIMEZONE = CommandSpec(
-    "timezone", timezone, "set this chat's time zone", "/timezone Europe/Berlin", changes_chat=True
+    "timezone", timezone, "set this chat's time zone", "/timezone Europe/Berlin", changes=with_args
 )
 QUIET = CommandSpec(
     "quiet",
     quiet,
     "hold instant alerts during quiet hours",
     "/quiet 22:00-07:00 | off",
-    changes_chat=True,
+    changes=with_args,
 )
 PAUSE = CommandSpec("pause", pause, "stop sending for now", "/pause", changes_chat=True, max_args=0)
 RESUME = CommandSpec(
@@ -298,9 +298,9 @@ MUTE = CommandSpec(
     mute,
     "never send papers with a tag (optionally within one topic)",
     "/mute <tag> [in <followed topic>]",
-    changes_chat=True,
+    changes=with_args,
 )
 UNMUTE = CommandSpec(
-    "unmute", unmute, "send papers with a tag again", "/unmute <tag>", changes_chat=True
+    "unmute", unmute, "send papers with a tag again", "/unmute <tag>", changes=with_args
 )
 MUTED = CommandSpec("muted", muted, "list the muted tags", "/muted", max_args=0)

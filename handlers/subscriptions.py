@@ -28,7 +28,7 @@ from bot.topics.query import Query, QueryError, canonical, parse_query
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tagger import Tagger
 from bot.topics.tagging import query_key
-from handlers.base import CommandSpec, Context, ensure_digest_schedule
+from handlers.base import CommandSpec, Context, ensure_digest_schedule, with_args
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -330,10 +330,14 @@ FOLLOW = CommandSpec(
     "follow a topic, or your own query",
     f"/follow <topic or query>, e.g. /follow {EXAMPLE_TOPIC}"
     ' or /follow "diffusion policy" AND cat:cs.RO',
-    changes_chat=True,
+    changes=with_args,  # without a topic it only shows the usage
 )
 UNFOLLOW = CommandSpec(
-    "unfollow", unfollow, "stop following a topic or query", "/unfollow <topic>", changes_chat=True
+    "unfollow",
+    unfollow,
+    "stop following a topic or query",
+    "/unfollow <topic>",
+    changes=with_args,
 )
 LIST = CommandSpec("list", list_, "show the topics this chat follows", "/list [page]")
 LATEST = CommandSpec("latest", latest, "the newest papers on a topic", "/latest [topic]")

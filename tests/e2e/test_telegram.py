@@ -441,6 +441,23 @@ async def test_group_members_may_look_but_not_switch_momentum_alerts(bot: Bot) -
     assert chat.digest_mode is DigestMode.DAILY
 
 
+async def test_group_members_without_arguments_get_the_usage_line(bot: Bot) -> None:
+    """A command typed without its argument changes nothing, so a member is shown how to use
+    it rather than told they may not; with the argument it is refused."""
+    bot.fake.set_admins(GROUP, [7])
+
+    async def say(text: str) -> str:
+        return await bot.say(GROUP, text, chat_type="supergroup", user_id=5)
+
+    for command in ("/follow", "/unfollow", "/mute", "/unmute", "/timezone", "/quiet"):
+        answer = await say(command)
+        assert "Only the chat's administrators" not in answer, command
+        assert "Usage:" in answer, (command, answer)
+    assert "getChatMember" not in bot.fake.calls  # nothing to change: nobody to ask about
+    assert "Only the chat's administrators" in await say("/follow Web Agents")
+    assert "getChatMember" in bot.fake.calls
+
+
 async def test_group_members_may_change_things_when_the_operator_allows(
     db: Database, catalog: Catalog
 ) -> None:
