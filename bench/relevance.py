@@ -41,6 +41,7 @@ from bench.relevance_catalog import (  # noqa: E402
     CATALOG_DIR,
     Labelled,
     evaluate,
+    f1_interval,
     labelled_topics,
     load_split,
     macro_f1,
@@ -84,10 +85,10 @@ def catalog_figures(
     tagger = rule_tagger(catalog, [t.slug for t in topics])
     ids = {label.arxiv_id for t in topics for label in t.labels}
     tags = {arxiv_id: tagger.tag(papers[arxiv_id]) for arxiv_id in ids}
-    figures = {
-        t.slug: evaluate(t, {lb.arxiv_id: t.slug in tags[lb.arxiv_id] for lb in t.labels})
-        for t in topics
-    }
+    figures = {}
+    for t in topics:
+        hits = {lb.arxiv_id: t.slug in tags[lb.arxiv_id] for lb in t.labels}
+        figures[t.slug] = evaluate(t, hits) | {"f1_ci95": f1_interval(t, hits)}
     if unlabelled:
         for slug, hits in unlabelled_hits(topics, papers, catalog, tagger).items():
             figures[slug]["unlabelled_hits"] = hits["count"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,6 +208,32 @@ def evaluate(topic: Labelled, hits: Mapping[str, bool]) -> dict[str, object]:
         "controls": controls,
         "strata": {name: s.size for name, s in topic.pool.strata.items()},
     }
+
+
+def f1_interval(
+    topic: Labelled, hits: Mapping[str, bool], rounds: int = 400
+) -> tuple[float, float]:
+    """A 95% interval of the weighted F1 by a stratified bootstrap: each round redraws, with
+    replacement, as many papers as were read from R and from S, keeps the weights, and
+    recomputes F1; the interval is the 2.5th and 97.5th percentiles. Seeded by the topic
+    and split, so the same labels always give the same interval."""
+    drawn = {name: [] for name in ESTIMATED}
+    for label in topic.labels:
+        stratum = topic.pool.stratum_of(label.arxiv_id)
+        if stratum in drawn:
+            drawn[stratum].append(_outcome(bool(hits[label.arxiv_id]), label.label))
+    rng = random.Random(f"{topic.slug}/{topic.split}/bootstrap")
+    scores = []
+    for _ in range(rounds):
+        counts = [0.0, 0.0, 0.0]
+        for name, outcomes in drawn.items():
+            weight = topic.pool.strata[name].weight
+            for outcome in rng.choices(outcomes, k=len(outcomes)) if outcomes else ():
+                if outcome is not None:
+                    counts[outcome] += weight
+        scores.append(Scores(*counts).f1)
+    scores.sort()
+    return round(scores[int(0.025 * rounds)], 3), round(scores[int(0.975 * rounds) - 1], 3)
 
 
 def _outcome(hit: bool, gold: bool) -> int | None:

@@ -68,23 +68,26 @@ def print_flagship(figures: Mapping, holdout_file: Path) -> None:
 
 def _cells(f: Mapping | None) -> str:
     if f is None:
-        return f"{'-':>5} {'-':>5} {'-':>5} {'':>8}"
+        return f"{'-':>5} {'-':>5} {'-':>5} {'':>9} {'':>8}"
     w, read = f["weighted"], f"{f['positives_read']:>3}+/{f['papers_read']:<4}"
-    return f"{w['precision']:5.2f} {w['recall']:5.2f} {w['f1']:5.2f} {read}"
+    low, high = f["f1_ci95"]
+    return f"{w['precision']:5.2f} {w['recall']:5.2f} {w['f1']:5.2f} {low:.2f}-{high:.2f} {read}"
 
 
 def print_catalog(dev: Mapping, held: Mapping | None) -> None:
     """The table of every labelled topic: weighted P/R/F1, positives/papers read, the
     controls (positive / tagged of those read), unlabelled hits, and the plain F1."""
     print(f"\nlabelled catalog topics ({dev['papers']} dev papers; weighted over strata R+S)")
-    head = f"{'topic':<36} {'P':>5} {'R':>5} {'F1':>5} {'read':>8}  ctl+/tag unlab plainF1"
-    if held is not None:
-        head += f" | held-out {'P':>5} {'R':>5} {'F1':>5} {'read':>8}"
-    print(head)
     slugs = sorted(set(dev["topics"]) | set(held["topics"] if held else ()))
+    width = max(map(len, slugs), default=5)
+    cells = f"{'P':>5} {'R':>5} {'F1':>5} {'F1 95%':>9} {'read':>8}"
+    head = f"{'topic':<{width}} {cells}  ctl+/tag unlab plainF1"
+    if held is not None:
+        head += f" | held-out {cells}"
+    print(head)
     for slug in slugs:
         f = dev["topics"].get(slug)
-        row = f"{slug:<36} {_cells(f)}"
+        row = f"{slug:<{width}} {_cells(f)}"
         if f is not None:
             c, unlabelled = f["controls"], f.get("unlabelled_hits", "-")
             unlabelled = "?" if unlabelled is None else unlabelled
@@ -103,7 +106,8 @@ def print_catalog(dev: Mapping, held: Mapping | None) -> None:
         shown = "n/a" if macro is None else f"{macro:.3f}"
         print(f"{name}: macro-F1 {shown} over {len(figures['topics'])} topics; worst five:")
         for slug in figures["worst_five"]:
-            print(f"  {slug:<34} F1={figures['topics'][slug]['weighted']['f1']:.3f}")
+            f = figures["topics"][slug]
+            print(f"  {slug:<{width}} F1={f['weighted']['f1']:.3f} (95% {f['f1_ci95']})")
         for problem in figures["problems"]:
             print(f"  NOT COUNTED {problem}")
 

@@ -28,6 +28,7 @@ from bench.relevance_catalog import (
     Stratum,
     consistency_problems,
     evaluate,
+    f1_interval,
     labelled_topics,
     load_labels,
     load_pool,
@@ -103,6 +104,15 @@ def test_the_weights_do_not_depend_on_the_rule_measured():
     figures = evaluate(_example(), dict.fromkeys(HITS, False))
     assert figures["weighted"]["fn"] == 55.0 == figures["estimated_positives"]
     assert figures["weighted"]["tp"] == figures["weighted"]["fp"] == 0.0
+
+
+def test_the_f1_interval_is_seeded_and_tight_only_when_every_draw_agrees():
+    example = _example()
+    perfect = {label.arxiv_id: label.label for label in example.labels}
+    assert f1_interval(example, perfect) == (1.0, 1.0)  # every resample is all right
+    low, high = f1_interval(example, HITS)
+    assert (low, high) == f1_interval(example, HITS)  # the same labels, the same interval
+    assert low < 0.5217 < high
 
 
 def test_consistency_problems_name_what_is_wrong():
