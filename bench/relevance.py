@@ -102,9 +102,15 @@ def catalog_figures(
     }
 
 
-def write_figures(catalog: Catalog, catalog_sha: str, path: Path = FIGURES) -> dict:
-    """The committed dev figures the regression test compares with (never held-out)."""
-    dev = catalog_figures(catalog, "dev")
+def write_figures(
+    catalog: Catalog, catalog_sha: str, path: Path = FIGURES, root: Path = CATALOG_DIR
+) -> dict:
+    """The committed dev figures the regression test compares with (never held-out).
+    Nothing is written while a label file does not fit its pool (its topic would be
+    left out); the figures are returned either way, with their problems."""
+    dev = catalog_figures(catalog, "dev", root=root)
+    if dev["problems"]:
+        return dev
     record = {
         "about": "weighted dev figures per labelled topic; written by bench/relevance.py "
         "--write-figures; tests/unit/test_relevance_catalog.py fails on a drop > 0.05",
@@ -172,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_figures:
         dev = write_figures(catalog, catalog_sha)
         print_catalog(dev, None)
+        if dev["problems"]:
+            print(f"NOT WRITTEN: {len(dev['problems'])} label files do not fit their pools")
+            return 2
         print(f"wrote {len(dev['topics'])} topics' dev figures to {FIGURES}")
         return 0
     if args.holdout and not _frozen_or_refuse():

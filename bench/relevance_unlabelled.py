@@ -8,7 +8,7 @@ right, so a maintainer should read them (and the pool be widened if there are ma
 
 C is rebuilt from the split: the papers the screen does not match, minus R. R is what
 the topic's rule tagged when the pool was made, so the rule of then is looked for in
-the catalog now, at HEAD, and at the commit that added the pool file; the first whose
+the catalog now, at HEAD, and at the last and the first commit of the pool file; the first whose
 hits have the pool's R size and hold every R paper read (and no S paper read) is taken.
 When none fits, the count is reported as unknown, with the reason.
 """
@@ -70,9 +70,10 @@ def _catalogs_then(slug: str, split: str, now: Catalog) -> Iterator[Catalog | No
     yield now
     yield _catalog_at((_git("rev-parse", "HEAD") or "").strip() or "HEAD")
     pool_file = f"tests/fixtures/relevance/catalog/pools/{split}/{slug}.json"
-    added = (_git("log", "--diff-filter=A", "--format=%H", "-1", "--", pool_file) or "").strip()
-    if added:
-        yield _catalog_at(added)
+    last = (_git("log", "-1", "--format=%H", "--", pool_file) or "").split()
+    added = (_git("log", "--diff-filter=A", "--format=%H", "--", pool_file) or "").split()
+    for commit in (*last, *added[-1:]):  # the pool file's last commit, then its first
+        yield _catalog_at(commit)
 
 
 def _hits(rule: str, docs: Mapping[str, Document]) -> set[str]:
@@ -98,7 +99,7 @@ def rule_then(
         fits = len(then) == pool["rule"].size and pool["rule"].read <= then
         if fits and not pool["screen"].read & then:
             return then, "ok"
-    return None, "the rule the pool was made with is not found (catalog, HEAD, pool commit)"
+    return None, "the rule the pool was made with is not found (catalog, HEAD, pool commits)"
 
 
 def _text(paper: Paper) -> str:

@@ -152,6 +152,60 @@ def test_percentile_interpolates_like_numpy():
     assert percentile(list(range(101)), 0.95) == 95
 
 
+def _tiny_tree(root: Path) -> None:
+    """A dev split of three hand-written papers labelled for Text-to-SQL."""
+    papers = [
+        ("0001.00001", "Text-to-SQL with small models", "We generate SQL queries from questions."),
+        ("0001.00002", "Asking databases in plain words", "A parser maps questions to tables."),
+        ("0001.00003", "Image segmentation", "We segment cells in microscopy images."),
+    ]
+    with gzip.open(root / "dev.jsonl.gz", "wt", encoding="utf-8") as f:
+        for arxiv_id, title, abstract in papers:
+            row = {"arxiv_id": arxiv_id, "title": title, "abstract": abstract}
+            f.write(json.dumps(row | {"categories": ["cs.CL"], "authors": []}) + "\n")
+    strata = {
+        "rule": {"size": 1, "read": ["0001.00001"]},
+        "screen": {"size": 4, "read": ["0001.00002"]},
+        "control": {"size": 10, "read": ["0001.00003"]},
+    }
+    (root / "pools" / "dev").mkdir(parents=True)
+    (root / "labels" / "dev").mkdir(parents=True)
+    pool = {"slug": "text-to-sql", "split": "dev", "strata": strata}
+    (root / "pools" / "dev" / "text-to-sql.json").write_text(json.dumps(pool))
+    labels = [("0001.00001", True), ("0001.00002", True), ("0001.00003", False)]
+    (root / "labels" / "dev" / "text-to-sql.jsonl").write_text(
+        "".join(json.dumps({"arxiv_id": i, "label": g, "note": ""}) + "\n" for i, g in labels)
+    )
+
+
+def test_catalog_figures_tag_with_the_catalog_rule_and_weight_by_the_pool(tmp_path, catalog):
+    _tiny_tree(tmp_path)
+    figures = relevance.catalog_figures(catalog, "dev", root=tmp_path)
+    assert figures["problems"] == []
+    w = figures["topics"]["text-to-sql"]["weighted"]
+    # the rule tags paper 1 (R, weight 1) and misses paper 2 (S, weight 4): tp 1, fn 4,
+    # P 1.0, R 1/5 = 0.2, F1 2/(2 + 4) = 0.3333; paper 3 is a control, not counted.
+    assert (w["tp"], w["fp"], w["fn"]) == (1.0, 0.0, 4.0)
+    assert (w["precision"], w["recall"], w["f1"]) == (1.0, 0.2, 0.3333)
+
+
+def test_write_figures_writes_dev_figures_and_refuses_while_a_label_file_is_unfinished(
+    tmp_path, catalog
+):
+    _tiny_tree(tmp_path)
+    out = tmp_path / "figures.json"
+    relevance.write_figures(catalog, "ab" * 32, out, root=tmp_path)
+    written = json.loads(out.read_text())
+    assert written["topics"]["text-to-sql"]["f1"] == 0.3333
+    assert written["catalog_sha256"] == "ab" * 32
+    out.unlink()
+    labels = tmp_path / "labels" / "dev" / "text-to-sql.jsonl"
+    labels.write_text(labels.read_text().splitlines()[0] + "\n")  # two papers unlabelled
+    figures = relevance.write_figures(catalog, "ab" * 32, out, root=tmp_path)
+    assert "2 papers read but not labelled" in figures["problems"][0]
+    assert not out.exists()
+
+
 # --- the committed labels ---------------------------------------------------------------
 
 
