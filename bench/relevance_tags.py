@@ -74,6 +74,7 @@ def listing_figures(papers: list[Paper], tagger: Tagger, catalog: Catalog) -> di
         "median_tags": statistics.median(counts) if counts else 0,
         "p95_tags": round(percentile(counts, 0.95), 2) if counts else 0,
         "max_tags": max(counts, default=0),
+        "top_shares": {slug: round(n / len(papers), 4) for slug, n in per_topic.most_common(10)},
         "over_15_percent": wide,
         "over_15_percent_not_top_level": sorted(s for s, w in wide.items() if not w["top_level"]),
     }
