@@ -57,7 +57,14 @@ from bench.relevance_flagship import (  # noqa: E402
     score,
     wilson,
 )
-from bench.relevance_report import print_catalog, print_flagship, print_tags, topic_report  # noqa: E402
+from bench.relevance_report import (  # noqa: E402
+    goals,
+    print_catalog,
+    print_flagship,
+    print_goals,
+    print_tags,
+    topic_report,
+)
 from bench.relevance_tags import measure_tags  # noqa: E402
 from bench.relevance_unlabelled import unlabelled_hits  # noqa: E402
 from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
@@ -197,8 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     if held is not None:
         line = holdout_rules.log_consultation(catalog_sha, held["macro_f1"], len(held["topics"]))
         print(f"held-out consultation logged in {holdout_rules.HOLDOUT_LOG.name}: {line.strip()}")
+    met = goals(figures, dev, held, tags)
+    print_goals(met)
     figures |= {"catalog_sha256": catalog_sha, "catalog_dev": dev, "catalog_holdout": held}
-    print(json.dumps(figures | {"tags": tags}, sort_keys=True))
+    print(json.dumps(figures | {"tags": tags, "goals": met}, sort_keys=True))
     return 0
 
 

@@ -171,3 +171,45 @@ def topic_report(catalog: Catalog, text: str) -> int:
     for arxiv_id in hits["ids"]:
         print(f"  {arxiv_id} {papers[arxiv_id].title[:90]}")
     return 0
+
+
+def goals(flagship: Mapping, dev: Mapping, held: Mapping | None, tags: Mapping) -> list[dict]:
+    """The goals of issue 15, each with its measured value and whether it is met. The
+    catalog goals are judged on held-out figures; on dev they are shown for tuning."""
+    out = []
+
+    def goal(name: str, value: object, ok: bool) -> None:
+        out.append({"goal": name, "value": value, "met": bool(ok)})
+
+    for split, figures in (("dev", dev), ("held-out", held)):
+        if figures is None:
+            continue
+        topics = {s: f for s, f in figures["topics"].items() if f["positives_read"]}
+        macro = figures["macro_f1"] or 0.0
+        goal(f"{split}: macro-F1 >= 0.85", macro, macro >= 0.85)
+        if topics:
+            low = min(topics, key=lambda s: topics[s]["weighted"]["f1"])
+            value = f"{low} {topics[low]['weighted']['f1']}"
+            goal(f"{split}: no topic below F1 0.70", value, topics[low]["weighted"]["f1"] >= 0.7)
+        flag = figures["topics"].get("rl-for-llm-agents")
+        if flag is not None:
+            w = flag["weighted"]
+            value = f"P {w['precision']} R {w['recall']}, {flag['positives_read']} positives"
+            met = w["precision"] >= 0.85 and w["recall"] >= 0.9 and flag["positives_read"] >= 30
+            goal(f"{split}: RL for LLM Agents P >= 0.85, R >= 0.90, >= 30 positives", value, met)
+    recall = flagship["seed_flagship_recall"]
+    goal("seed page: RL for LLM Agents recall 30/30", recall, recall == 1.0)
+    f1 = tags["seed_curated_tags"]["f1"]
+    goal("seed page: other curated tags F1 >= 0.75 (+N counted)", f1, f1 >= 0.75)
+    for name, f in tags.items():
+        if name.startswith("listing_"):
+            goal(f"{name}: median tags per paper <= 5", f["median_tags"], f["median_tags"] <= 5)
+            wide = f["over_15_percent_not_top_level"]
+            goal(f"{name}: no non-field topic on > 15%", wide or "none", not wide)
+    return out
+
+
+def print_goals(results: list[dict]) -> None:
+    print("\ngoals (issue 15; the catalog ones count on held-out):")
+    for r in results:
+        print(f"  [{'met' if r['met'] else 'NOT MET':>7}] {r['goal']}: {r['value']}")

@@ -355,3 +355,28 @@ def test_a_consultation_appends_one_line_with_commit_and_catalog_hash(tmp_path):
     assert rows[0].endswith(f"| {'ab' * 32} | 0.8123 | 42 |")
     assert rows[1].endswith(f"| {'cd' * 32} | n/a | 3 |")
     assert rows[0].split(" | ")[1] == relevance_holdout.commit()
+
+
+def test_goals_are_judged_against_the_issue_targets():
+    def topic(p, r, f1, positives):
+        return {"weighted": {"precision": p, "recall": r, "f1": f1}, "positives_read": positives}
+
+    held = {
+        "macro_f1": 0.86,
+        "topics": {"rl-for-llm-agents": topic(0.9, 0.95, 0.92, 31), "x": topic(0.7, 0.6, 0.65, 9)},
+    }
+    tags = {
+        "seed_curated_tags": {"f1": 0.76},
+        "listing_a": {"median_tags": 6, "over_15_percent_not_top_level": ["x"]},
+    }
+    results = relevance_report.goals({"seed_flagship_recall": 1.0}, held, None, tags)
+    met = {r["goal"]: r["met"] for r in results}
+    assert met == {
+        "dev: macro-F1 >= 0.85": True,
+        "dev: no topic below F1 0.70": False,  # x has 0.65
+        "dev: RL for LLM Agents P >= 0.85, R >= 0.90, >= 30 positives": True,
+        "seed page: RL for LLM Agents recall 30/30": True,
+        "seed page: other curated tags F1 >= 0.75 (+N counted)": True,
+        "listing_a: median tags per paper <= 5": False,
+        "listing_a: no non-field topic on > 15%": False,
+    }
