@@ -4,20 +4,18 @@
 - every committed label file fits its pool (one bool label per paper read, no other);
 - no labelled topic's weighted dev F1 falls more than 0.05 below the committed figure in
   figures.json, so a catalog edit cannot silently break another topic;
-- `--topic` never prints a held-out paper, and `--holdout` refuses when the held-out
-  files differ from FROZEN.json (and then logs nothing).
+- the goals the bench judges; the held-out discipline is in test_relevance_holdout.py.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-import re
 from pathlib import Path
 
 import pytest
 
-from bench import relevance, relevance_holdout, relevance_report
+from bench import relevance, relevance_report
 from bench.relevance_catalog import (
     CATALOG_DIR,
     SPLITS,
@@ -258,103 +256,6 @@ def test_figures_json_holds_dev_figures_only():
         pytest.skip("no figures.json yet: run bench/relevance.py --write-figures")
     text = FIGURES.read_text(encoding="utf-8")
     assert "holdout" not in text and "held-out" not in text
-
-
-# --- held-out discipline ----------------------------------------------------------------
-
-
-def _held_out_ids() -> set[str]:
-    with gzip.open(CATALOG_DIR / "holdout.jsonl.gz", "rt", encoding="utf-8") as f:
-        return {json.loads(line)["arxiv_id"] for line in f if line.strip()}
-
-
-def test_topic_report_prints_dev_errors_and_never_a_held_out_paper(capsys, monkeypatch):
-    """Reads the dev split only (checked by spying on the loaders), and the ids it prints
-    are dev papers, never held-out ones."""
-    held, _ = labelled_topics("holdout")
-    found, _ = labelled_topics("dev")
-    both = sorted({t.slug for t in found} & {t.slug for t in held})
-    if not both:
-        pytest.skip("no topic is labelled on both splits yet")
-    slug = "rl-for-llm-agents" if "rl-for-llm-agents" in both else both[0]
-    asked: list[str] = []
-    for name in ("load_split", "labelled_topics"):
-        real = getattr(relevance_report, name)
-        monkeypatch.setattr(
-            relevance_report,
-            name,
-            lambda split, *a, _real=real: asked.append(split) or _real(split, *a),
-        )
-    assert relevance.main(["--topic", slug]) == 0
-    out = capsys.readouterr().out
-    assert set(asked) == {"dev"}
-    shown = set(re.findall(r"\b\d{4}\.\d{4,5}\b", out))
-    assert not shown & _held_out_ids(), f"--topic {slug} printed held-out papers"
-    assert shown & {label.arxiv_id for t in found for label in t.labels}  # it lists papers
-
-
-def test_topic_report_refuses_an_unknown_topic(capsys):
-    assert relevance.main(["--topic", "no-such-topic-at-all"]) == 2
-    assert "no catalog topic" in capsys.readouterr().out
-
-
-def _held_out_tree(root: Path) -> None:
-    (root / "labels" / "holdout").mkdir(parents=True)
-    (root / "pools" / "holdout").mkdir(parents=True)
-    (root / "holdout.jsonl.gz").write_bytes(b"papers")
-    (root / "labels" / "holdout" / "a.jsonl").write_text('{"arxiv_id": "1", "label": true}\n')
-    (root / "pools" / "holdout" / "a.json").write_text("{}\n")
-
-
-def test_freeze_records_the_held_out_files_and_notices_every_change(tmp_path):
-    _held_out_tree(tmp_path)
-    frozen = tmp_path / "FROZEN.json"
-    assert relevance_holdout.frozen_differences(tmp_path, frozen) is None  # not frozen yet
-    assert relevance_holdout.freeze(tmp_path, frozen) == []
-    files = json.loads(frozen.read_text())["files"]
-    assert set(files) == {"holdout.jsonl.gz", "labels/holdout/a.jsonl", "pools/holdout/a.json"}
-    assert relevance_holdout.frozen_differences(tmp_path, frozen) == []
-    (tmp_path / "labels" / "holdout" / "a.jsonl").write_text('{"arxiv_id": "1", "label": false}\n')
-    (tmp_path / "labels" / "holdout" / "b.jsonl").write_text("")
-    (tmp_path / "pools" / "holdout" / "a.json").unlink()
-    assert relevance_holdout.frozen_differences(tmp_path, frozen) == [
-        "changed: labels/holdout/a.jsonl",
-        "missing: pools/holdout/a.json",
-        "not frozen: labels/holdout/b.jsonl",
-    ]
-    before = frozen.read_text()
-    assert relevance_holdout.freeze(tmp_path, frozen) != []  # refuses to overwrite
-    assert frozen.read_text() == before
-    assert relevance_holdout.freeze(tmp_path, frozen, force=True) == []
-    assert relevance_holdout.frozen_differences(tmp_path, frozen) == []
-
-
-def test_holdout_run_refuses_when_files_differ_from_frozen_and_logs_nothing(
-    tmp_path, monkeypatch, capsys
-):
-    frozen, log = tmp_path / "FROZEN.json", tmp_path / "HOLDOUT_LOG.md"
-    frozen.write_text(json.dumps({"files": {"holdout.jsonl.gz": "0" * 64}}))
-    monkeypatch.setattr(relevance_holdout, "FROZEN", frozen)
-    monkeypatch.setattr(relevance_holdout, "HOLDOUT_LOG", log)
-    assert relevance.main(["--holdout"]) == 2
-    captured = capsys.readouterr()
-    assert "HELD-OUT FILES DIFFER FROM FROZEN.json" in captured.err
-    assert "changed: holdout.jsonl.gz" in captured.err
-    assert "held-out" not in captured.out.lower()  # no figures were computed or printed
-    assert not log.exists()
-
-
-def test_a_consultation_appends_one_line_with_commit_and_catalog_hash(tmp_path):
-    log = tmp_path / "HOLDOUT_LOG.md"
-    relevance_holdout.log_consultation("ab" * 32, 0.8123, 42, log)
-    relevance_holdout.log_consultation("cd" * 32, None, 3, log)
-    lines = log.read_text().splitlines()
-    assert lines[0] == "# Held-out consultations"
-    rows = [line for line in lines if re.match(r"\| \d{4}-\d\d-\d\dT", line)]
-    assert len(rows) == 2
-    assert rows[0].endswith(f"| {'ab' * 32} | 0.8123 | 42 |")
-    assert rows[1].endswith(f"| {'cd' * 32} | n/a | 3 |")
-    assert rows[0].split(" | ")[1] == relevance_holdout.commit()
 
 
 def test_goals_are_judged_against_the_issue_targets():
