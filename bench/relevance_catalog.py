@@ -112,6 +112,10 @@ def consistency_problems(pool: Pool, labels: list[Label]) -> list[str]:
     for name, stratum in pool.strata.items():
         if len(stratum.read) > stratum.size:
             problems.append(f"stratum {name}: more papers read than it holds")
+    if sum(len(s.read) for s in pool.strata.values()) != len(pool.read):
+        problems.append("a paper is read in two strata")
+    if set(pool.strata) != {*ESTIMATED, "control"}:
+        problems.append(f"strata {sorted(pool.strata)}, not rule, screen and control")
     return problems
 
 

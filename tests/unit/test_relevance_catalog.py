@@ -121,6 +121,8 @@ def test_consistency_problems_name_what_is_wrong():
     assert "labelled twice" in problems
     assert "read but not labelled, e.g. r1" in problems
     assert "not in the pool, e.g. zz" in problems
+    twice = Pool("t", "dev", dict(example.pool.strata) | {"control": Stratum(5, frozenset({"r1"}))})
+    assert "a paper is read in two strata" in consistency_problems(twice, [])
 
 
 def test_a_label_that_is_not_a_bool_is_refused_with_its_line(tmp_path):
