@@ -150,12 +150,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _freeze(force: bool) -> int:
+    """Freeze the held-out files, once every held-out label file fits its pool (checking
+    that computes no figure, so it is no consultation)."""
+    _, problems = labelled_topics("holdout")
+    if problems:
+        print("not frozen: held-out label files that do not fit their pools:")
+        print("\n".join(f"  {p}" for p in problems))
+        return 2
+    before = holdout_rules.frozen_differences()
     differences = holdout_rules.freeze(force=force)
     if differences:
         print("FROZEN.json exists and differs; not overwritten (--force to do so):")
         print("\n".join(f"  {d}" for d in differences))
         return 2
-    print(f"froze {len(holdout_rules.held_out_files())} held-out files in {holdout_rules.FROZEN}")
+    done = "already match" if before == [] else "frozen"
+    files = len(holdout_rules.held_out_files())
+    print(f"{files} held-out files {done}: {holdout_rules.FROZEN}")
     return 0
 
 

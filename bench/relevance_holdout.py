@@ -58,10 +58,10 @@ def frozen_differences(root: Path | None = None, frozen: Path | None = None) -> 
 
 def freeze(root: Path | None = None, frozen: Path | None = None, force: bool = False) -> list[str]:
     """Write FROZEN.json; refuses (returning the differences) to overwrite a different one
-    unless `force`."""
+    unless `force`. A record that already matches the files is left as it is."""
     frozen = frozen or FROZEN
     differences = frozen_differences(root, frozen)
-    if differences and not force:
+    if differences == [] or (differences and not force):
         return differences
     record = {
         "about": "sha256 of the held-out files, frozen when labelling was finished",

@@ -69,6 +69,9 @@ def test_freeze_records_the_held_out_files_and_notices_every_change(tmp_path):
     files = json.loads(frozen.read_text())["files"]
     assert set(files) == {"holdout.jsonl.gz", "labels/holdout/a.jsonl", "pools/holdout/a.json"}
     assert relevance_holdout.frozen_differences(tmp_path, frozen) == []
+    first = frozen.read_text()
+    assert relevance_holdout.freeze(tmp_path, frozen) == []
+    assert frozen.read_text() == first  # the same files: the record is not rewritten
     (tmp_path / "labels" / "holdout" / "a.jsonl").write_text('{"arxiv_id": "1", "label": false}\n')
     (tmp_path / "labels" / "holdout" / "b.jsonl").write_text("")
     (tmp_path / "pools" / "holdout" / "a.json").unlink()
@@ -110,3 +113,14 @@ def test_a_consultation_appends_one_line_with_commit_and_catalog_hash(tmp_path):
     assert rows[0].endswith(f"| {'ab' * 32} | 0.8123 | 42 |")
     assert rows[1].endswith(f"| {'cd' * 32} | n/a | 3 |")
     assert rows[0].split(" | ")[1] == relevance_holdout.commit()
+
+
+def test_freeze_refuses_while_a_held_out_label_file_does_not_fit_its_pool(
+    tmp_path, monkeypatch, capsys
+):
+    frozen = tmp_path / "FROZEN.json"
+    monkeypatch.setattr(relevance_holdout, "FROZEN", frozen)
+    monkeypatch.setattr(relevance, "labelled_topics", lambda split: ([], [f"t ({split}): bad"]))
+    assert relevance.main(["--freeze"]) == 2
+    assert "t (holdout): bad" in capsys.readouterr().out
+    assert not frozen.exists()
