@@ -40,10 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.domain import Author, Paper  # noqa: E402
+from bench.relevance_catalog import as_paper, rule_tagger  # noqa: E402
 from bot.topics.catalog import load_catalog  # noqa: E402
-from bot.topics.tagger import Tagger  # noqa: E402
-from bot.topics.tagging import catalog_rules  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "fixtures" / "arxiv" / "daily"
 HERE = ROOT / "tests" / "fixtures" / "relevance" / "catalog"
@@ -78,16 +76,6 @@ def load_split(split: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def as_paper(row: dict) -> Paper:
-    return Paper(
-        arxiv_id=row["arxiv_id"],
-        title=row["title"],
-        abstract=row["abstract"],
-        authors=tuple(Author(a) for a in row.get("authors", [])),
-        categories=tuple(row.get("categories", [])),
-    )
-
-
 def topics() -> dict[str, dict]:
     """The labelled topics: one file each, topics/<slug>.toml (definition, screen, ...)."""
     return {
@@ -96,17 +84,17 @@ def topics() -> dict[str, dict]:
     }
 
 
-def make_pool(slug: str, split: str) -> None:
+def make_pool(slug: str, split: str, *, force: bool = False) -> None:
     spec = topics()[slug]
     caps = {
         "rule": int(spec.get("cap_rule", 40)),
         "screen": int(spec.get("cap_screen", 40)),
         "control": int(spec.get("control", 10)),
     }
-    rules = [(key, query) for key, query in catalog_rules(load_catalog()) if key == slug]
-    if not rules:
+    catalog = load_catalog()
+    if catalog.by_slug(slug) is None:
         sys.exit(f"no catalog topic {slug!r}")
-    tagger = Tagger(rules)
+    tagger = rule_tagger(catalog, [slug])
     screen = re.compile(spec["screen"], re.IGNORECASE)
     rows = load_split(split)
     strata: dict[str, list[str]] = {"rule": [], "screen": [], "control": []}
@@ -124,8 +112,13 @@ def make_pool(slug: str, split: str) -> None:
         read = sorted(rng.sample(ids, min(caps[name], len(ids))))
         record["strata"][name] = {"size": len(ids), "read": read}
         chosen += read
-    (HERE / "pools" / split).mkdir(parents=True, exist_ok=True)
-    (HERE / "pools" / split / f"{slug}.json").write_text(json.dumps(record, indent=1) + "\n")
+    target = HERE / "pools" / split / f"{slug}.json"
+    if target.exists() and json.loads(target.read_text()) != record and not force:
+        # The strata were drawn with the rule of their day; drawing them again with a tuned
+        # rule would lose the labels' weights. Only a labeller widening a pool may do it.
+        sys.exit(f"{target} exists and would change; --force re-draws it (then re-label)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(record, indent=1) + "\n")
     by_id = {row["arxiv_id"]: row for row in rows}
     reading = [by_id[i] for i in chosen]
     rng.shuffle(reading)
@@ -146,11 +139,12 @@ def main() -> int:
     pool = sub.add_parser("pool")
     pool.add_argument("slug")
     pool.add_argument("--split", choices=("dev", "holdout"), required=True)
+    pool.add_argument("--force", action="store_true", help="re-draw an existing pool")
     args = parser.parse_args()
     if args.what == "splits":
         build_splits()
     else:
-        make_pool(args.slug, args.split)
+        make_pool(args.slug, args.split, force=args.force)
     return 0
 
 
