@@ -13,6 +13,7 @@ import signal
 import sys
 import uuid
 from datetime import timedelta
+from pathlib import Path
 from typing import TextIO
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -29,7 +30,6 @@ from bot.delivery.worker import Deliverer
 from bot.ingest import load_sample_if_empty
 from bot.scheduler import Jobs, build_scheduler
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
-from bot.topics.query import QueryError
 from bot.topics.tagging import catalog_rules
 from handlers.base import Context
 from handlers.commands import REGISTRY
@@ -53,12 +53,15 @@ async def open_database(settings: Settings, *, migrate: bool = True) -> Database
     return db
 
 
-def open_catalog() -> Catalog:
+def open_catalog(path: Path | None = None) -> Catalog:
+    """The catalog at `path` (the bundled one when None), every rule compiled; a broken
+    catalog stops the start with every problem `load_catalog` found, before anything
+    (the database above all) is touched."""
     try:
-        catalog = load_catalog()
-        catalog_rules(catalog)  # compile every rule now: a broken one fails at start-up
-    except (CatalogError, QueryError) as exc:
+        catalog = load_catalog(path)
+    except CatalogError as exc:
         raise StartupError(f"the topic catalog is broken: {exc}") from exc
+    catalog_rules(catalog)  # compiled once now (load_catalog has checked that they compile)
     return catalog
 
 

@@ -30,7 +30,7 @@ from bot.domain import Command, Paper, Reply
 from bot.ingest import IngestResult, load_sample_if_empty, paper_from_json, store_papers
 from bot.log_secrets import RedactSecrets, keep_secret_bearing_loggers_quiet
 from bot.scheduler import ROLES
-from bot.topics.catalog import Catalog
+from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tagging import build_tagger
 from handlers.base import Context
 from handlers.commands import REGISTRY
@@ -39,6 +39,7 @@ from storage.database import Database, DatabaseConfigError
 log = logging.getLogger("paperwatch")
 
 RETAG_PAGE = 1000
+CATALOG_HELP = "a catalog file to use instead of the bundled bot/topics/catalog.toml"
 
 Action = Callable[[argparse.Namespace, Settings], Awaitable[int]]
 
@@ -247,7 +248,10 @@ def _papers_from(data: bytes) -> list[Paper]:
 
 
 async def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
-    catalog = open_catalog()
+    """List the catalog; with --check, only check it: every problem, exit 1 if any."""
+    if args.check:
+        return check_catalog(args.catalog)
+    catalog = open_catalog(args.catalog)
     for topic in catalog.topics:
         parent = catalog.by_slug(topic.parent) if topic.parent else None
         where = f" (in {parent.name})" if parent else ""
@@ -256,9 +260,21 @@ async def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def check_catalog(path: Path | None) -> int:
+    """`topics --check`: "catalog OK: N topics" (0), or one line per problem (1)."""
+    try:
+        catalog = load_catalog(path)
+    except CatalogError as exc:
+        print(exc)
+        return 1
+    print(f"catalog OK: {len(catalog)} topics")
+    return 0
+
+
 async def cmd_retag(args: argparse.Namespace, settings: Settings) -> int:
-    """Re-run every rule over every stored paper (after a catalog change)."""
-    catalog = open_catalog()
+    """Re-run every rule over every stored paper (after a catalog change). A broken
+    catalog is refused before the database is opened: the stored tags stay as they are."""
+    catalog = open_catalog(args.catalog)
     db = await open_database(settings)
     try:
         async with db.uow() as uow:
@@ -345,10 +361,17 @@ def build_parser() -> argparse.ArgumentParser:
     outbox.add_argument("--id", type=int, help="only the dead letter with this number")
     tag = add("tag", cmd_tag, "print the topics of each paper in a file (no database needed)")
     tag.add_argument("file", type=Path, help="arXiv RSS/Atom/OAI response, or JSON lines")
-    add("topics", cmd_topics, "list the topic catalog")
+    topics = add("topics", cmd_topics, "list the topic catalog, or check it (--check)")
+    topics.add_argument(
+        "--check",
+        action="store_true",
+        help="check every rule, parent, slug, name and alias; print each problem; exit 1 if any",
+    )
+    topics.add_argument("--catalog", type=Path, help=CATALOG_HELP)
     momentum = add("momentum", cmd_momentum, "a topic's momentum: the sentence and a sparkline")
     momentum.add_argument("topic", nargs="+", help="a catalog topic, e.g. RL for LLM Agents")
-    add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
+    retag = add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
+    retag.add_argument("--catalog", type=Path, help=CATALOG_HELP)
     db = add("db", cmd_db, "database schema: upgrade, or show the current revision")
     db.add_argument("action", choices=["upgrade", "current"])
     return parser
