@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -50,6 +50,7 @@ from bot.topics.query import QueryError, parse_query
 FIELDS = ("name", "slug", "aliases", "description", "parent", "rule")
 _TOP_LEVEL = ("glossary", "topic")
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*topic[ \t]*\]\]", re.MULTILINE)
+_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)  # any table header
 _RULE_KEY = re.compile(r"^[ \t]*rule[ \t]*=[ \t]*", re.MULTILINE)
 _TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 
@@ -269,14 +270,11 @@ def _name_clashes(
     topics: Sequence[Topic], glossary: dict[str, str], lines: dict[str, int | None]
 ) -> Iterator[Problem]:
     """Names, slugs and aliases that /follow would read as another topic's."""
-    from bot.topics.resolve import topic_key  # not at the top: resolve imports this module
-
-    pairs = ((topic_key(a), topic_key(e)) for a, e in glossary.items())
-    contract = tuple(sorted(pairs, key=lambda pair: -len(pair[1])))  # as resolve does
+    follow_key = _follow_key(glossary)
     owner: dict[str, tuple[Topic, str, str]] = {}  # key -> (topic, kind, text) it came from
     for topic in topics:
         for kind, text in (("name", topic.name), ("slug", topic.slug), *_aliases(topic)):
-            key = topic_key(text, contract)
+            key = follow_key(text)
             if not key:
                 yield _at(topic, f"{kind} {text!r} has no letters or digits", lines)
                 continue
@@ -287,6 +285,28 @@ def _name_clashes(
                     f"{first.name!r} [{first.slug}]: /follow reads them alike"
                 )
                 yield _at(topic, message, lines)
+
+
+def _follow_key(glossary: dict[str, str]) -> Callable[[str], str]:
+    """`text -> topic_key(text, glossary)` as `bot.topics.resolve` computes it, fast.
+
+    topic_key tries every glossary pair with a regular expression; here a pair is left
+    out when it cannot match: its expansion is not in the text's plain key, and shares no
+    word with any abbreviation (only a contraction can make an expansion appear that the
+    plain key lacks, and then the expansion contains a word of that abbreviation).
+    """
+    from bot.topics.resolve import topic_key  # not at the top: resolve imports this module
+
+    pairs = ((topic_key(a), topic_key(e)) for a, e in glossary.items())
+    contract = tuple(sorted(pairs, key=lambda pair: -len(pair[1])))  # as resolve does
+    short_words = {word for short, _ in contract for word in short.split()}
+    always = {pair for pair in contract if short_words & set(pair[1].split())}
+
+    def key(text: str) -> str:
+        plain = topic_key(text)
+        return topic_key(text, tuple(p for p in contract if p in always or p[1] in plain))
+
+    return key
 
 
 def _aliases(topic: Topic) -> Iterator[tuple[str, str]]:
@@ -310,9 +330,14 @@ class _Locator:
         starts = [m.start() for m in _HEADER.finditer(raw)]
         topics = data.get("topic")
         self.starts = starts if isinstance(topics, list) and len(topics) == len(starts) else []
+        self.lines: list[int] = []
+        line, counted = 1, 0
+        for start in self.starts:
+            line, counted = line + raw.count("\n", counted, start), start
+            self.lines.append(line)
 
     def line(self, index: int) -> int | None:
-        return _line_of(self.raw, self.starts[index]) if index < len(self.starts) else None
+        return self.lines[index] if index < len(self.lines) else None
 
     def in_rule(self, index: int, rule: str, position: int) -> tuple[int | None, int | None]:
         """Line and column of `position` of `rule`, when the rule stands verbatim in the
@@ -333,21 +358,25 @@ def _line_of(raw: str, offset: int) -> int:
 
 
 def _toml_problem(raw: str, error: tomllib.TOMLDecodeError) -> Problem:
-    """A TOML syntax error, with the topic it is in when a [[topic]] header precedes it."""
+    """A TOML syntax error, with the topic it is in when the table it is in is a topic."""
     at = _TOML_AT.search(str(error))
     if not at:
         return Problem(f"not valid TOML: {error}")
     line, column = int(at.group(1)), int(at.group(2))
     message = f"not valid TOML: {_TOML_AT.sub('', str(error)).strip()}"
-    offset = sum(map(len, raw.splitlines(keepends=True)[: line - 1]))
-    headers = [m.start() for m in _HEADER.finditer(raw) if m.start() <= offset]
-    if not headers:
+    offset = sum(len(text) + 1 for text in raw.split("\n")[: line - 1])
+    table = None  # the last table header at or before the error
+    for header in _TABLE.finditer(raw):
+        if header.start() > offset:
+            break
+        table = header
+    if table is None or not _HEADER.match(raw, table.start()):
         return Problem(message, line=line, column=column)
-    following = _HEADER.search(raw, headers[-1] + 1)
-    chunk = raw[headers[-1] : following.start() if following else len(raw)]
+    following = _TABLE.search(raw, table.end())
+    chunk = raw[table.start() : following.start() if following else len(raw)]
     name, slug = _string_value(chunk, "name"), _string_value(chunk, "slug")
     if not name:
-        message += f" (in the [[topic]] at line {_line_of(raw, headers[-1])}, which has no name)"
+        message += f" (in the [[topic]] at line {_line_of(raw, table.start())}, which has no name)"
         return Problem(message, line=line, column=column)
     return Problem(message, name, slug or slugify(name), line, column)
 

@@ -74,6 +74,22 @@ def test_a_toml_syntax_error_before_any_topic_has_its_line(tmp_path: Path) -> No
     assert problem.name is None and problem.line == 2
 
 
+def test_a_toml_syntax_error_after_the_topics_is_not_blamed_on_the_last_one(
+    tmp_path: Path,
+) -> None:
+    text = topic("Web Agents") + "\n[glossary]\nRL = Reinforcement\n"
+    problem = only(refused(tmp_path, text))
+    assert problem.name is None and problem.line == 6
+
+
+def test_a_toml_syntax_error_in_a_topic_without_a_name_says_where_it_starts(
+    tmp_path: Path,
+) -> None:
+    problem = only(refused(tmp_path, BASE + "[[topic]]\nslug = web-agents\n"))
+    assert problem.name is None and problem.line == 11
+    assert "in the [[topic]] at line 10, which has no name" in problem.message
+
+
 def test_an_unknown_parent(tmp_path: Path) -> None:
     problem = only(refused(tmp_path, BASE + topic("Web Agents", parent='"agents"')))
     assert (problem.name, problem.slug, problem.line) == ("Web Agents", "web-agents", 10)
@@ -108,6 +124,18 @@ def test_a_multi_line_rule_error_points_at_its_line_in_the_file(tmp_path: Path) 
     assert "unknown scope 'survey:'" in problem.message
     assert "position 36 of the rule" in problem.message
     assert (problem.line, problem.column) == (14, 11)
+
+
+def test_a_rule_written_with_escapes_is_placed_at_its_topic_not_at_a_wrong_column(
+    tmp_path: Path,
+) -> None:
+    """The rule's text is not in the file as written ("\\u0022" is a quote), so the file
+    position of its error is unknown: the topic's line is given, and no column."""
+    problem = only(
+        refused(tmp_path, BASE + topic("Web Agents", rule='"\\u0022web agent\\u0022 OR"'))
+    )
+    assert "nothing after OR at position 12 of the rule" in problem.message
+    assert (problem.line, problem.column) == (10, None)
 
 
 @pytest.mark.parametrize(
