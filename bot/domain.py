@@ -225,6 +225,7 @@ class PaperItem:
     paper: Paper
     tags: tuple[str, ...] = ()
     followed_tags: tuple[str, ...] = ()
+    more_tags: int = 0  # tags not in `tags` (shown as "+N"; /why lists them)
     tldr: str = ""  # a sentence or two from the abstract; shown in alerts and digests
 
 

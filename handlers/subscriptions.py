@@ -28,6 +28,7 @@ from bot.topics.query import Query, QueryError, canonical, parse_query
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tagger import Tagger
 from bot.topics.tagging import query_key
+from bot.topics.tagline import tag_line
 from handlers.base import CommandSpec, Context, ensure_digest_schedule, with_args
 from storage.uow import UnitOfWork
 
@@ -315,12 +316,15 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
 def paper_item(
     paper: Paper, ctx: Context, followed: set[str], subs: Sequence[Subscription] = ()
 ) -> PaperItem:
-    """A paper with the tags this chat may see: catalog topics and its own queries."""
-    visible = [t for t in paper.tags if ctx.catalog.by_slug(t) or t in followed]
+    """A paper with the tags this chat may see, shortened as alerts are (followed first, then
+    the most specific others: `bot.topics.tagline`); /why lists them all."""
+    order = dict.fromkeys([*(s.tag for s in subs if s.tag in followed), *sorted(followed)])
+    line = tag_line(ctx.catalog, paper.tags, list(order))
     return PaperItem(
         paper=paper,
-        tags=tuple(tag_name(ctx, t, subs) for t in visible),
-        followed_tags=tuple(tag_name(ctx, t, subs) for t in visible if t in followed),
+        tags=tuple(tag_name(ctx, t, subs) for t in line.shown),
+        followed_tags=tuple(tag_name(ctx, t, subs) for t in line.followed),
+        more_tags=line.hidden,
     )
 
 

@@ -50,7 +50,8 @@ def render_paper(item: PaperItem) -> str:
         lines.append("  " + " · ".join(affiliations))
     if item.tags:
         marked = [f"{t} ★" if t in item.followed_tags else t for t in item.tags]
-        lines.append("  tags: " + ", ".join(marked))
+        more = f" +{item.more_tags}" if item.more_tags else ""
+        lines.append("  tags: " + ", ".join(marked) + more)
     if item.tldr:
         lines.append(f"  TL;DR: {item.tldr}")
     links = [paper.abs_url] + ([f"PDF {paper.pdf_url}"] if paper.pdf_url and item.tldr else [])

@@ -21,9 +21,10 @@ from bot.domain import (
     SubscriptionKind,
 )
 from bot.topics.catalog import Catalog
+from bot.topics.tagline import TagLine, tag_line
 
 DIGEST_PER_TOPIC = 5
-MUTE_BUTTONS = 2
+MUTE_BUTTONS = 2  # offered from the tags the alert shows, so a person mutes what they see
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +56,20 @@ def _name(catalog: Catalog, tag: str, subs: Sequence[Subscription]) -> str:
     return next((s.label for s in subs if s.tag == tag), tag)
 
 
+def shown_tags(catalog: Catalog, paper: Paper, audience: Audience) -> TagLine:
+    """The tags an alert or digest shows for `paper`: the followed topics that brought it
+    (after mutes) first, then its most specific other topics (`bot.topics.tagline`)."""
+    return tag_line(catalog, paper.tags, [s.tag for s in audience.reasons(paper)])
+
+
 def paper_item(catalog: Catalog, paper: Paper, audience: Audience, *, summary: bool) -> PaperItem:
-    followed = {s.tag for s in audience.reasons(paper)}
-    mine = {s.tag for s in audience.subscriptions}
-    visible = [t for t in paper.tags if catalog.by_slug(t) or t in mine]
+    line = shown_tags(catalog, paper, audience)
     subs = audience.subscriptions
     return PaperItem(
         paper=paper,
-        tags=tuple(_name(catalog, t, subs) for t in visible),
-        followed_tags=tuple(_name(catalog, t, subs) for t in visible if t in followed),
+        tags=tuple(_name(catalog, t, subs) for t in line.shown),
+        followed_tags=tuple(_name(catalog, t, subs) for t in line.followed),
+        more_tags=line.hidden,
         tldr=tldr(paper.abstract) if summary else "",
     )
 
@@ -75,7 +81,7 @@ def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
         return None
     labels = ", ".join(s.label for s in reasons)
     first = reasons[0]
-    others = [t for t in paper.tags if catalog.by_slug(t) and t not in {s.tag for s in reasons}]
+    others = shown_tags(catalog, paper, audience).others
     buttons: list[tuple[Button, ...]] = [
         tuple(
             Button(f"Mute {_name(catalog, t, audience.subscriptions)}", Action.MUTE, t)

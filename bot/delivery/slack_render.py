@@ -20,6 +20,7 @@ MAX_BUTTON = 75
 MAX_MESSAGE_CHARS = 12_000
 MAX_TITLE = 300
 MAX_AUTHORS = 3
+MAX_TAGS = 8  # a guard only: content.py already shortened the line (bot.topics.tagline)
 
 Block = dict[str, Any]
 
@@ -90,9 +91,10 @@ def paper_block(item: PaperItem) -> Block:
     if item.tags:
         tags = [
             f"*{escape(_shorten(t, 60))}*" if t in item.followed_tags else escape(_shorten(t, 60))
-            for t in item.tags[:8]
+            for t in item.tags[:MAX_TAGS]
         ]
-        lines.append(":label: " + ", ".join(tags))
+        more = f" +{item.more_tags}" if item.more_tags else ""
+        lines.append(":label: " + ", ".join(tags) + more)
     if item.tldr:
         lines.append("TL;DR: " + escape(_shorten(item.tldr, 600)))
         if paper.pdf_url:

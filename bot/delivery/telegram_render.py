@@ -17,6 +17,7 @@ MAX_CHARS = 4096
 MAX_TITLE = 300
 MAX_LINE = 3500
 MAX_AUTHORS = 3
+MAX_TAGS = 8  # a guard only: content.py already shortened the line (bot.topics.tagline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +60,13 @@ def _paper(item: PaperItem) -> Block:
         html.append(f"<i>{escape(affiliations)}</i>")
         visible.append(affiliations)
     if item.tags:
-        shown = [_shorten(t, 60) for t in item.tags[:8]]
+        shown = [_shorten(t, 60) for t in item.tags[:MAX_TAGS]]
+        more = f" +{item.more_tags}" if item.more_tags else ""
         tags = ", ".join(
             f"<b>{escape(t)}</b>" if t in item.followed_tags else escape(t) for t in shown
         )
-        html.append(f"🏷 {tags}")
-        visible.append("🏷 " + ", ".join(shown))
+        html.append(f"🏷 {tags}{more}")
+        visible.append("🏷 " + ", ".join(shown) + more)
     if item.tldr:
         summary = _shorten(item.tldr, 600)
         html.append(f"TL;DR: {escape(summary)}")
