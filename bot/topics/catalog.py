@@ -207,7 +207,7 @@ def _topic(entry: object, line: int | None) -> tuple[Topic | None, list[Problem]
     if slug != slugify(slug):
         problems.append(f"slug {slug!r} is not a valid slug (write it like {slugify(slug)!r})")
     rule = entry.get("rule", "")
-    if not isinstance(rule, str) or not rule.strip():
+    if isinstance(rule, str) and not rule.strip():  # not a string: reported above
         problems.append("no rule: write one in the query language, e.g. rule = '\"web agent\"'")
     parent = entry.get("parent")
     topic = Topic(

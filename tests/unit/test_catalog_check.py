@@ -166,9 +166,10 @@ def test_a_misspelt_field_is_not_silently_dropped(tmp_path: Path) -> None:
 
 
 def test_fields_of_the_wrong_type(tmp_path: Path) -> None:
-    text = BASE + topic("Web Agents", aliases='"web agent"', parent="3")
+    text = BASE + topic("Web Agents", rule="7", aliases='"web agent"', parent="3")
     messages = {p.message for p in refused(tmp_path, text)}
-    assert messages == {"aliases must be a list of strings", "parent must be a string"}
+    expected = {"aliases must be a list of strings", "parent must be a string"}
+    assert messages == expected | {"rule must be a string"}
 
 
 def test_a_cycle_of_parents_is_reported_once(tmp_path: Path) -> None:
