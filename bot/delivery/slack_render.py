@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.domain import Button, PaperItem, Reply, paper_affiliations
+from bot.topics.tagline import MAX_TAGS  # a guard: content.py shortened the line
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
@@ -20,7 +21,6 @@ MAX_BUTTON = 75
 MAX_MESSAGE_CHARS = 12_000
 MAX_TITLE = 300
 MAX_AUTHORS = 3
-MAX_TAGS = 8  # a guard only: content.py already shortened the line (bot.topics.tagline)
 
 Block = dict[str, Any]
 
@@ -93,7 +93,8 @@ def paper_block(item: PaperItem) -> Block:
             f"*{escape(_shorten(t, 60))}*" if t in item.followed_tags else escape(_shorten(t, 60))
             for t in item.tags[:MAX_TAGS]
         ]
-        more = f" +{item.more_tags}" if item.more_tags else ""
+        hidden = item.more_tags + len(item.tags) - len(tags)
+        more = f" +{hidden}" if hidden else ""
         lines.append(":label: " + ", ".join(tags) + more)
     if item.tldr:
         lines.append("TL;DR: " + escape(_shorten(item.tldr, 600)))

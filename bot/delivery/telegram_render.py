@@ -12,12 +12,12 @@ from functools import lru_cache
 from html import escape
 
 from bot.domain import PaperItem, Reply, paper_affiliations
+from bot.topics.tagline import MAX_TAGS  # a guard: content.py shortened the line
 
 MAX_CHARS = 4096
 MAX_TITLE = 300
 MAX_LINE = 3500
 MAX_AUTHORS = 3
-MAX_TAGS = 8  # a guard only: content.py already shortened the line (bot.topics.tagline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +60,13 @@ def _paper(item: PaperItem) -> Block:
         html.append(f"<i>{escape(affiliations)}</i>")
         visible.append(affiliations)
     if item.tags:
-        shown = [_shorten(t, 60) for t in item.tags[:MAX_TAGS]]
-        more = f" +{item.more_tags}" if item.more_tags else ""
+        names = item.tags[:MAX_TAGS]
+        shown = [_shorten(t, 60) for t in names]
+        hidden = item.more_tags + len(item.tags) - len(names)
+        more = f" +{hidden}" if hidden else ""
         tags = ", ".join(
-            f"<b>{escape(t)}</b>" if t in item.followed_tags else escape(t) for t in shown
+            f"<b>{escape(short)}</b>" if name in item.followed_tags else escape(short)
+            for name, short in zip(names, shown, strict=True)
         )
         html.append(f"🏷 {tags}{more}")
         visible.append("🏷 " + ", ".join(shown) + more)

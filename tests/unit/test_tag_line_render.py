@@ -13,12 +13,12 @@ import pytest
 
 from bot.adapters.console import render_reply
 from bot.adapters.telegram import to_messages
-from bot.delivery import buttons, slack_render
+from bot.delivery import buttons, slack_render, telegram_render
 from bot.delivery.content import Audience, alert, digest
-from bot.domain import Action, Paper, Reply, Subscription, SubscriptionKind, slugify
+from bot.domain import Action, Paper, PaperItem, Reply, Subscription, SubscriptionKind, slugify
 from bot.ingest import rule_tags, sample_papers
 from bot.topics.catalog import Catalog, load_catalog
-from bot.topics.tagline import MAX_OTHERS
+from bot.topics.tagline import MAX_OTHERS, MAX_TAGS
 
 FOLLOWED = "rl-for-llm-agents"
 KEY = buttons.button_key("123456:test")
@@ -126,3 +126,15 @@ def test_mute_buttons_offer_the_specific_tag_not_its_parents(
     assert [(b.text, b.arg) for b in mutes] == [("Mute Web Agents", "web-agents")]
     (item,) = found.papers
     assert item.tags == ("RL for LLM Agents", "Web Agents") and item.more_tags == 2
+
+
+def test_a_longer_line_from_elsewhere_is_cut_and_counted(paper: Paper) -> None:
+    long_name = "A followed topic " + "x" * 80
+    names = (long_name, *(f"Topic {n}" for n in range(11)))
+    item = PaperItem(paper, tags=names, followed_tags=(long_name,), more_tags=1)
+    html = telegram_render.render(Reply(papers=(item,)))[0]
+    (line,) = [ln for ln in html.splitlines() if ln.startswith("🏷 ")]
+    assert line.startswith("🏷 <b>A followed topic x")  # marked though shortened
+    assert line.endswith(f"Topic {MAX_TAGS - 2} +{len(names) - MAX_TAGS + 1}")
+    text = slack_render.render(Reply(papers=(item,)))[0]["blocks"][0]["text"]["text"]
+    assert text.splitlines()[-1].endswith(f"Topic {MAX_TAGS - 2} +{len(names) - MAX_TAGS + 1}")
