@@ -25,11 +25,18 @@ DEVSET = ROOT / "tests" / "fixtures" / "relevance" / "devset.jsonl"
 HOLDOUT = ROOT / "tests" / "fixtures" / "relevance" / "holdout.jsonl"
 
 # Measured with bench/relevance.py on the committed catalog and dev set:
-# dev precision 0.830, recall 0.957; seed recall 1.000; seed other-tag micro-F1 0.712.
+# dev precision 0.846, recall 0.957; seed recall 1.000; seed other tags (micro)
+# precision 0.410, recall 0.851, F1 0.553.
+# The seed page shows 3-6 curated tags a paper and keeps no room for more; the catalog's
+# rules now follow the written definitions of the labelled evaluation
+# (tests/fixtures/relevance/catalog/), by which most seed papers are also, say, RL
+# post-training and agentic RL. So precision against the page fell (0.62 -> 0.41) while
+# the page's own tags are found as before: the floor that matters is recall.
 MIN_DEV_PRECISION = 0.80
 MIN_DEV_RECALL = 0.92
 MIN_SEED_RECALL = 0.95
-MIN_SEED_TAG_F1 = 0.60
+MIN_SEED_TAG_RECALL = 0.80
+MIN_SEED_TAG_F1 = 0.50
 
 # The held-out set (never used to tune the rule; see tests/fixtures/relevance/README.md),
 # measured on the committed catalog: 326 papers, 1 positive; the flagship finds it
@@ -193,6 +200,7 @@ def test_flagship_recall_on_the_curated_seed_page(figures):
 
 
 def test_other_seed_tags_micro_f1(figures):
+    assert figures["seed_other_tags"]["recall"] >= MIN_SEED_TAG_RECALL
     assert figures["seed_other_tags"]["f1"] >= MIN_SEED_TAG_F1
 
 
