@@ -5,12 +5,14 @@ The data is in tests/fixtures/relevance/catalog/ (its README says how it was mad
 read for a topic were sampled, and `labels/<split>/<slug>.jsonl` one label per paper read.
 
 A pool divides the split into three strata, fixed when the pool was made: R (the papers
-the topic's rule tagged then), S (the others its screen matches) and C (the rest). Each
-labelled paper of R or S stands for `size / read` papers of its stratum, so the weighted
-counts are a Horvitz-Thompson estimate of the true and false positives and negatives over
-R and S of the whole split, for whatever rule is measured now: the weights come from how
-the papers were sampled, never from the rule. The controls (the papers read from C) are
-reported on their own: a positive there is one the screen missed.
+the topic's rule tagged then), S (the others its screen matches) and C (the rest). A pool
+that was widened later may have S divided in two: F ("focus", the papers of S that the
+topic's narrower focus expression matches, read densely) and the rest of S ("screen").
+Each labelled paper of R, F or S stands for `size / read` papers of its stratum, so the
+weighted counts are a Horvitz-Thompson estimate of the true and false positives and
+negatives over R and S of the whole split, for whatever rule is measured now: the weights
+come from how the papers were sampled, never from the rule. The controls (the papers read
+from C) are reported on their own: a positive there is one the screen missed.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from bot.topics.tagging import catalog_rules
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG_DIR = ROOT / "tests" / "fixtures" / "relevance" / "catalog"
 SPLITS = ("dev", "holdout")
-ESTIMATED = ("rule", "screen")  # the strata R and S; "control" is C
+ESTIMATED = ("rule", "focus", "screen")  # R, F (optional) and S; "control" is C
+#: The strata a pool may have: as drawn, or with S divided into F and the rest of S.
+STRATA_SETS = ({"rule", "screen", "control"}, {"rule", "focus", "screen", "control"})
 
 
 class LabelError(ValueError):
@@ -114,8 +118,8 @@ def consistency_problems(pool: Pool, labels: list[Label]) -> list[str]:
             problems.append(f"stratum {name}: more papers read than it holds")
     if sum(len(s.read) for s in pool.strata.values()) != len(pool.read):
         problems.append("a paper is read in two strata")
-    if set(pool.strata) != {*ESTIMATED, "control"}:
-        problems.append(f"strata {sorted(pool.strata)}, not rule, screen and control")
+    if set(pool.strata) not in STRATA_SETS:
+        problems.append(f"strata {sorted(pool.strata)}, not rule, (focus,) screen and control")
     return problems
 
 
@@ -218,10 +222,10 @@ def f1_interval(
     topic: Labelled, hits: Mapping[str, bool], rounds: int = 400
 ) -> tuple[float, float]:
     """A 95% interval of the weighted F1 by a stratified bootstrap: each round redraws, with
-    replacement, as many papers as were read from R and from S, keeps the weights, and
+    replacement, as many papers as were read from each of R, F and S, keeps the weights, and
     recomputes F1; the interval is the 2.5th and 97.5th percentiles. Seeded by the topic
     and split, so the same labels always give the same interval."""
-    drawn = {name: [] for name in ESTIMATED}
+    drawn = {name: [] for name in ESTIMATED if name in topic.pool.strata}
     for label in topic.labels:
         stratum = topic.pool.stratum_of(label.arxiv_id)
         if stratum in drawn:

@@ -21,7 +21,13 @@ from bench.relevance_unlabelled import unlabelled_hits
 from bot.topics.catalog import Catalog
 from bot.topics.resolve import resolve_topic
 
-STRATUM = {"rule": "R (rule then)", "screen": "S (screen)", "control": "C (control)", "?": "?"}
+STRATUM = {
+    "rule": "R (rule then)",
+    "focus": "F (focus of the screen)",
+    "screen": "S (screen)",
+    "control": "C (control)",
+    "?": "?",
+}
 
 
 def line(label: str, s: Mapping) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
-from bench.relevance_catalog import CATALOG_DIR, ROOT, Labelled
+from bench.relevance_catalog import CATALOG_DIR, ROOT, Labelled, Pool
 from bot.domain import Paper
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.query import QueryError, parse_query
@@ -97,9 +97,15 @@ def rule_then(
         except QueryError:
             continue
         fits = len(then) == pool["rule"].size and pool["rule"].read <= then
-        if fits and not pool["screen"].read & then:
+        if fits and not screen_read(topic.pool) & then:
             return then, "ok"
     return None, "the rule the pool was made with is not found (catalog, HEAD, pool commits)"
+
+
+def screen_read(pool: Pool) -> frozenset[str]:
+    """The papers read from S, in one stratum or divided into F and the rest of S."""
+    parts = (pool.strata[name].read for name in ("focus", "screen") if name in pool.strata)
+    return frozenset().union(*parts)
 
 
 def _text(paper: Paper) -> str:
@@ -121,7 +127,7 @@ def unlabelled_hits(
     for topic in topics:
         screen, strata = screen_of(topic.slug), topic.pool.strata
         then, why = rule_then(topic, docs, now)
-        if any(not screen.search(_text(papers[i])) for i in strata["screen"].read) or any(
+        if any(not screen.search(_text(papers[i])) for i in screen_read(topic.pool)) or any(
             screen.search(_text(papers[i])) for i in strata["control"].read
         ):
             then, why = None, "the screen in topics/ changed since the pool was made"

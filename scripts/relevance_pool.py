@@ -3,6 +3,7 @@
 
     python3 scripts/relevance_pool.py splits                 # once: copy the daily papers in
     python3 scripts/relevance_pool.py pool SLUG --split dev  # one topic's pool, for reading
+    python3 scripts/relevance_pool.py extend SLUG --split dev --focus 50 --rest 15  # read more
 
 `splits` copies the real daily papers of ../shared/fixtures/arxiv/daily/ into
 tests/fixtures/relevance/catalog/{dev,holdout}.jsonl.gz. The split is by day: the days of
@@ -132,6 +133,90 @@ def make_pool(slug: str, split: str, *, force: bool = False) -> None:
     print(f"{slug} {split}: read {sizes} -> {out}")
 
 
+def divide_and_draw(
+    record: dict,
+    screen_ids: list[str],
+    focus_ids: set[str] | None,
+    more_focus: int,
+    more_rest: int,
+    rng: random.Random,
+) -> list[str]:
+    """Widen a pool record in place (see `extend`); return the ids newly drawn.
+
+    `screen_ids` is stratum S as the pool was drawn; `focus_ids` the part of it the focus
+    matches (None: S stays one stratum and `more_rest` papers are drawn from it).
+    """
+    strata = record["strata"]
+    read = set(strata["screen"]["read"]) | set(strata.get("focus", {}).get("read", ()))
+    if focus_ids is None:
+        parts = {"screen": (screen_ids, more_rest)}
+    else:
+        parts = {
+            "focus": ([i for i in screen_ids if i in focus_ids], more_focus),
+            "screen": ([i for i in screen_ids if i not in focus_ids], more_rest),
+        }
+    new: list[str] = []
+    divided = {}
+    for name, (ids, more) in parts.items():
+        unread = [i for i in ids if i not in read]
+        drawn = rng.sample(unread, min(more, len(unread)))
+        new += drawn
+        divided[name] = {"size": len(ids), "read": sorted(set(ids) & read | set(drawn))}
+    record["strata"] = {"rule": strata["rule"], **divided, "control": strata["control"]}
+    return new
+
+
+def extend_pool(slug: str, split: str, more_focus: int, more_rest: int, more_rule: int) -> None:
+    from bench.relevance_catalog import labelled_topics, load_pool
+    from bench.relevance_unlabelled import rule_then
+    from bot.topics.text import Document
+
+    spec = topics()[slug]
+    target = HERE / "pools" / split / f"{slug}.json"
+    record = json.loads(target.read_text(encoding="utf-8"))
+    labelled = {t.slug: t for t in labelled_topics(split)[0]}
+    if slug not in labelled:
+        sys.exit(f"{slug} ({split}): no label file that fits the pool; label the pool first")
+    rows = load_split(split)
+    by_id = {row["arxiv_id"]: row for row in rows}
+    docs = {i: Document.from_paper(as_paper(row)) for i, row in by_id.items()}
+    then, why = rule_then(labelled[slug], docs, load_catalog())
+    if then is None:
+        sys.exit(f"{slug} ({split}): stratum R cannot be rebuilt: {why}")
+    screen = re.compile(spec["screen"], re.IGNORECASE)
+    text = {i: row["title"] + "\n" + row["abstract"] for i, row in by_id.items()}
+    screen_ids = sorted(i for i in by_id if i not in then and screen.search(text[i]))
+    pool = load_pool(target)
+    if len(screen_ids) != sum(pool.strata[n].size for n in ("focus", "screen") if n in pool.strata):
+        sys.exit(f"{slug} ({split}): the screen no longer gives the pool's S; not widened")
+    focus_ids = None
+    if "focus" in spec:
+        if record.get("focus", spec["focus"]) != spec["focus"]:
+            sys.exit(f"{slug} ({split}): the focus changed since the pool was divided")
+        record["focus"] = spec["focus"]
+        pattern = re.compile(spec["focus"], re.IGNORECASE)
+        focus_ids = {i for i in screen_ids if pattern.search(text[i])}
+    elif "focus" in record["strata"]:
+        sys.exit(f"{slug} ({split}): the pool has a focus stratum but the topic file no focus")
+    rng = random.Random(f"{slug}/{split}/more/{len(pool.read)}")
+    new = divide_and_draw(record, screen_ids, focus_ids, more_focus, more_rest, rng)
+    rule_read = set(record["strata"]["rule"]["read"])
+    drawn = rng.sample(sorted(then - rule_read), min(more_rule, len(then - rule_read)))
+    record["strata"]["rule"]["read"] = sorted(rule_read | set(drawn))
+    new += drawn
+    target.write_text(json.dumps(record, indent=1) + "\n")
+    reading = [by_id[i] for i in new]
+    rng.shuffle(reading)
+    (READ / split).mkdir(parents=True, exist_ok=True)
+    out = READ / split / f"{slug}.more.jsonl"
+    with out.open("w", encoding="utf-8") as f:
+        for row in reading:
+            keep = {k: row[k] for k in ("arxiv_id", "title", "abstract", "categories")}
+            f.write(json.dumps(keep, ensure_ascii=False) + "\n")
+    sizes = ", ".join(f"{k} {len(v['read'])}/{v['size']}" for k, v in record["strata"].items())
+    print(f"{slug} {split}: {len(new)} more to read ({sizes}) -> {out}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="what", required=True)
@@ -140,9 +225,17 @@ def main() -> int:
     pool.add_argument("slug")
     pool.add_argument("--split", choices=("dev", "holdout"), required=True)
     pool.add_argument("--force", action="store_true", help="re-draw an existing pool")
+    more = sub.add_parser("extend", help="read more of an existing pool's S (see above)")
+    more.add_argument("slug")
+    more.add_argument("--split", choices=("dev", "holdout"), required=True)
+    more.add_argument("--focus", type=int, default=50, help="papers more from F (focus)")
+    more.add_argument("--rest", type=int, default=15, help="papers more from the rest of S")
+    more.add_argument("--rule", type=int, default=0, help="papers more from R")
     args = parser.parse_args()
     if args.what == "splits":
         build_splits()
+    elif args.what == "extend":
+        extend_pool(args.slug, args.split, args.focus, args.rest, args.rule)
     else:
         make_pool(args.slug, args.split, force=args.force)
     return 0

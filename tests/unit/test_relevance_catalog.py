@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -123,6 +125,70 @@ def test_consistency_problems_name_what_is_wrong():
     assert "not in the pool, e.g. zz" in problems
     twice = Pool("t", "dev", dict(example.pool.strata) | {"control": Stratum(5, frozenset({"r1"}))})
     assert "a paper is read in two strata" in consistency_problems(twice, [])
+
+
+def _divided() -> Labelled:
+    """The example with S divided: F of 20 papers, s1 and s2 read plus s5 and s6 drawn later
+    (weight 5); the rest of S, 80 papers, s3 and s4 read (weight 40)."""
+    example = _example()
+    strata = dict(example.pool.strata)
+    strata["focus"] = Stratum(20, frozenset({"s1", "s2", "s5", "s6"}))
+    strata["screen"] = Stratum(80, frozenset({"s3", "s4"}))
+    labels = (*example.labels, Label("s5", True, ""), Label("s6", False, ""))
+    return Labelled("t", "dev", Pool("t", "dev", strata), labels)
+
+
+def test_a_focus_stratum_is_weighted_by_its_own_size_over_its_own_reads():
+    hits = HITS | {"s5": True, "s6": False}
+    w = evaluate(_divided(), hits)["weighted"]
+    # tp: r1 5 + s2 5 + s5 5 = 15; fp: r2 5 + s4 40 = 45; fn: s1 5
+    assert (w["tp"], w["fp"], w["fn"]) == (15.0, 45.0, 5.0)
+    assert consistency_problems(_divided().pool, list(_divided().labels)) == []
+    low, high = f1_interval(_divided(), hits)
+    assert low <= evaluate(_divided(), hits)["weighted"]["f1"] <= high
+
+
+def test_a_pool_with_unknown_strata_does_not_count():
+    example = _example()
+    odd = dict(example.pool.strata) | {"extra": Stratum(3, frozenset())}
+    problems = consistency_problems(Pool("t", "dev", odd), list(example.labels))
+    assert any("not rule, (focus,) screen and control" in p for p in problems)
+
+
+def test_widening_divides_s_keeps_every_paper_read_and_draws_only_unread_ones():
+    relevance_pool = _pool_script()
+    screen_ids = [f"s{i:03}" for i in range(200)]
+    focus = {f"s{i:03}" for i in range(0, 200, 4)}  # 50 papers
+    already = ["s000", "s001", "s002", "s003", "s101"]
+    record = {
+        "slug": "t",
+        "split": "dev",
+        "strata": {
+            "rule": {"size": 3, "read": ["r1", "r2", "r3"]},
+            "screen": {"size": 200, "read": already},
+            "control": {"size": 9, "read": ["c1"]},
+        },
+    }
+    new = relevance_pool.divide_and_draw(record, screen_ids, focus, 30, 10, random.Random(1))
+    strata = record["strata"]
+    assert list(strata) == ["rule", "focus", "screen", "control"]
+    assert (strata["focus"]["size"], strata["screen"]["size"]) == (50, 150)
+    assert set(already) <= set(strata["focus"]["read"]) | set(strata["screen"]["read"])
+    assert len(new) == 40 and not set(new) & set(already)
+    assert set(strata["focus"]["read"]) <= focus  # s000 was read and lies in F
+    assert len(strata["focus"]["read"]) == 31 and len(strata["screen"]["read"]) == 14
+    # A part with fewer unread papers than asked gives what it has.
+    again = relevance_pool.divide_and_draw(record, screen_ids, focus, 100, 0, random.Random(2))
+    assert len(again) == 19 and len(record["strata"]["focus"]["read"]) == 50
+
+
+def _pool_script():
+    spec = importlib.util.spec_from_file_location(
+        "relevance_pool", CATALOG_DIR.parents[3] / "scripts" / "relevance_pool.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_a_label_that_is_not_a_bool_is_refused_with_its_line(tmp_path):
