@@ -4,6 +4,8 @@ Run from the repository root:
 
     .venv/bin/python bench/relevance.py                 # dev figures of every labelled topic
     .venv/bin/python bench/relevance.py --topic SLUG    # one topic's dev errors, to act on
+    .venv/bin/python bench/relevance.py --fold tune     # dev figures of the tune days alone
+    .venv/bin/python bench/relevance.py --fold check --topic SLUG  # check days: figures only
     .venv/bin/python bench/relevance.py --holdout       # also held-out (logged in HOLDOUT_LOG.md)
     .venv/bin/python bench/relevance.py --write-figures # dev figures -> catalog/figures.json
     .venv/bin/python bench/relevance.py --freeze        # once labelling is done -> FROZEN.json
@@ -39,6 +41,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 from bench import relevance_holdout as holdout_rules  # noqa: E402
 from bench.relevance_catalog import (  # noqa: E402
     CATALOG_DIR,
+    FOLDS,
     Labelled,
     evaluate,
     f1_interval,
@@ -75,11 +78,16 @@ BUNDLED_CATALOG = ROOT / "bot" / "topics" / "catalog.toml"
 
 
 def catalog_figures(
-    catalog: Catalog, split: str, unlabelled: bool = False, root: Path = CATALOG_DIR
+    catalog: Catalog,
+    split: str,
+    unlabelled: bool = False,
+    root: Path = CATALOG_DIR,
+    fold: str | None = None,
 ) -> dict[str, object]:
     """Figures of every labelled topic on `split` (see bench/relevance_catalog.py); with
-    `unlabelled`, also each topic's unlabelled hits (tags the whole split)."""
-    found, problems = labelled_topics(split, root)
+    `unlabelled`, also each topic's unlabelled hits (tags the whole split); with `fold`,
+    over that fold's dev days alone."""
+    found, problems = labelled_topics(split, root, fold)
     papers = load_split(split, root)
     topics: list[Labelled] = []
     for topic in found:
@@ -146,6 +154,9 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--write-figures", action="store_true", help="write figures.json (dev)")
     what.add_argument("--freeze", action="store_true", help="write FROZEN.json")
     parser.add_argument("--force", action="store_true", help="--freeze over a different one")
+    parser.add_argument(
+        "--fold", choices=FOLDS, help="dev figures (and --topic) of the tune or check days alone"
+    )
     return parser
 
 
@@ -191,7 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.freeze:
         return _freeze(args.force)
     if args.topic:
-        return topic_report(catalog, args.topic)
+        return topic_report(catalog, args.topic, args.fold)
+    if args.fold:
+        dev = catalog_figures(catalog, "dev", fold=args.fold)
+        print_catalog(dev, None)
+        print(json.dumps({"fold": args.fold, "catalog_dev": dev}, sort_keys=True))
+        return 0
     if args.write_figures:
         dev = write_figures(catalog, catalog_sha)
         print_catalog(dev, None)

@@ -21,7 +21,8 @@ import gzip
 import json
 import random
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 from bench.relevance_flagship import Scores
@@ -133,8 +134,30 @@ class Labelled:
     labels: tuple[Label, ...]
 
 
-def labelled_topics(split: str, root: Path = CATALOG_DIR) -> tuple[list[Labelled], list[str]]:
-    """Every topic with a label file on `split`, and the problems of those that cannot count."""
+#: The two parts of the dev split a tuner may use to see whether a change generalises: the
+#: errors of "tune" days are looked at, "check" days only give figures (bench/relevance.py
+#: --fold). Every third announcement day, by date, is a check day.
+FOLDS = ("tune", "check")
+
+
+@cache
+def dev_folds(root: Path = CATALOG_DIR) -> dict[str, str]:
+    """arXiv id -> "tune" or "check" for every dev paper, by its announcement day."""
+    with gzip.open(root / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
+        dates = {row["arxiv_id"]: row["date"] for row in map(json.loads, f) if row}
+    days = sorted(set(dates.values()))
+    fold = {day: FOLDS[index % 3 == 2] for index, day in enumerate(days)}
+    return {arxiv_id: fold[day] for arxiv_id, day in dates.items()}
+
+
+def labelled_topics(
+    split: str, root: Path = CATALOG_DIR, fold: str | None = None
+) -> tuple[list[Labelled], list[str]]:
+    """Every topic with a label file on `split`, and the problems of those that cannot count;
+    with `fold` (dev only), each topic keeps the labels of that fold's days alone: the
+    weights stay those of the pool, so the figures estimate that fold's papers."""
+    if fold is not None and (split != "dev" or fold not in FOLDS):
+        raise ValueError(f"fold {fold!r} of {split!r}: folds are {FOLDS} of dev")
     found, problems = [], []
     for path in sorted((root / "labels" / split).glob("*.jsonl")):
         slug = path.stem
@@ -148,6 +171,12 @@ def labelled_topics(split: str, root: Path = CATALOG_DIR) -> tuple[list[Labelled
             problems.append(f"{slug} ({split}): " + "; ".join(wrong))
             continue
         found.append(Labelled(slug, split, pool, tuple(labels)))
+    if fold is not None:
+        folds = dev_folds(root)
+        found = [
+            replace(t, labels=tuple(lb for lb in t.labels if folds.get(lb.arxiv_id) == fold))
+            for t in found
+        ]
     return found, problems
 
 

@@ -141,14 +141,15 @@ def _resolve(catalog: Catalog, text: str) -> str | None:
     return topic.slug if topic else None
 
 
-def topic_report(catalog: Catalog, text: str) -> int:
+def topic_report(catalog: Catalog, text: str, fold: str | None = None) -> int:
     """Print one topic's dev figures, false positives (with the matched words), false
-    negatives and unlabelled hits. Dev only, always."""
+    negatives and unlabelled hits. Dev only, always; with `fold`, the labels of that
+    fold's days alone, and for the "check" fold the figures but no paper."""
     slug = _resolve(catalog, text)
     if slug is None:
         print(f"{text!r}: no catalog topic has that slug or name")
         return 2
-    found, problems = labelled_topics("dev")
+    found, problems = labelled_topics("dev", fold=fold)
     topic = next((t for t in found if t.slug == slug), None)
     if topic is None:
         labelled = ", ".join(t.slug for t in found) or "none yet"
@@ -159,9 +160,13 @@ def topic_report(catalog: Catalog, text: str) -> int:
     tagger = rule_tagger(catalog, [slug])
     tags = {lb.arxiv_id: tagger.tag(papers[lb.arxiv_id]) for lb in topic.labels}
     figures = evaluate_topic(topic, {i: slug in t for i, t in tags.items()})
-    print(f"{catalog.by_slug(slug).name} ({slug}) on dev, labelled {figures['papers_read']}")
+    days = f", {fold} days" if fold else ""
+    print(f"{catalog.by_slug(slug).name} ({slug}) on dev{days}, labelled {figures['papers_read']}")
     print(line("weighted over R+S", figures["weighted"]))
     print(line("plain, all labelled", figures["plain"]))
+    if fold == "check":
+        print("(check days: figures only, so that they stay a test of what was tuned elsewhere)")
+        return 0
     wrong = errors(topic, tags)
     for kind, title in (("false_positives", "false positives"), ("false_negatives", "misses")):
         print(f"\n{title} ({len(wrong[kind])}):")

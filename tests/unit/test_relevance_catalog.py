@@ -27,6 +27,7 @@ from bench.relevance_catalog import (
     Pool,
     Stratum,
     consistency_problems,
+    dev_folds,
     evaluate,
     f1_interval,
     labelled_topics,
@@ -349,3 +350,27 @@ def test_goals_are_judged_against_the_issue_targets():
         "listing_a: median tags per paper <= 5": False,
         "listing_a: no non-field topic on > 15%": False,
     }
+
+
+def test_dev_folds_split_by_day_and_keep_each_topics_pool_weights():
+    folds = dev_folds()
+    dates = {}
+    with gzip.open(CATALOG_DIR / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
+        for row in map(json.loads, f):
+            dates[row["arxiv_id"]] = row["date"]
+    assert set(folds) == set(dates)
+    by_day = {}
+    for arxiv_id, fold in folds.items():
+        by_day.setdefault(dates[arxiv_id], set()).add(fold)
+    assert all(len(f) == 1 for f in by_day.values())  # a day is wholly in one fold
+    check_days = sum(f == {"check"} for f in by_day.values())
+    assert len(by_day) // 3 == check_days
+    whole = {t.slug: t for t in labelled_topics("dev")[0]}
+    tune = {t.slug: t for t in labelled_topics("dev", fold="tune")[0]}
+    check = {t.slug: t for t in labelled_topics("dev", fold="check")[0]}
+    for slug, topic in whole.items():
+        assert {*tune[slug].labels, *check[slug].labels} == set(topic.labels)
+        assert not set(tune[slug].labels) & set(check[slug].labels)
+        assert tune[slug].pool == check[slug].pool == topic.pool
+    with pytest.raises(ValueError):
+        labelled_topics("holdout", fold="check")
