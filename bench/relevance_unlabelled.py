@@ -27,7 +27,7 @@ from pathlib import Path
 from bench.relevance_catalog import CATALOG_DIR, ROOT, Labelled, Pool
 from bot.domain import Paper
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
-from bot.topics.query import QueryError, parse_query
+from bot.topics.query import CATALOG_LIMITS, QueryError, parse_query
 from bot.topics.tagger import Tagger
 from bot.topics.text import Document
 
@@ -77,7 +77,7 @@ def _catalogs_then(slug: str, split: str, now: Catalog) -> Iterator[Catalog | No
 
 
 def _hits(rule: str, docs: Mapping[str, Document]) -> set[str]:
-    tagger = Tagger([("t", parse_query(rule))])
+    tagger = Tagger([("t", parse_query(rule, CATALOG_LIMITS))])
     return {arxiv_id for arxiv_id, doc in docs.items() if tagger.tag(doc)}
 
 

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.domain import Topic, slugify
-from bot.topics.query import QueryError, parse_query
+from bot.topics.query import CATALOG_LIMITS, QueryError, parse_query
 
 FIELDS = ("name", "slug", "aliases", "description", "parent", "rule")
 _TOP_LEVEL = ("glossary", "topic")
@@ -225,7 +225,7 @@ def _rule_problems(topic: Topic, where: _Locator, index: int) -> list[Problem]:
     if not topic.rule:
         return []  # already reported by _topic
     try:
-        parse_query(topic.rule)
+        parse_query(topic.rule, CATALOG_LIMITS)
     except QueryError as error:
         message = f"rule: {error.message} at position {error.position} of the rule"
         message += f": {error.hint}" if error.hint else ""

@@ -38,8 +38,11 @@ from bot.topics import text as tx
 from bot.topics.text import Document, Program
 
 __all__ = [
+    "CATALOG_LIMITS",
+    "TYPED_LIMITS",
     "And",
     "Document",
+    "Limits",
     "Not",
     "Or",
     "Query",
@@ -50,9 +53,25 @@ __all__ = [
     "parse_query",
 ]
 
-MAX_QUERY_CHARS = 1000
-MAX_TERMS = 64
-MAX_DEPTH = 16
+
+class Limits(NamedTuple):
+    """How large a query may be: characters, terms (words and phrases), nested parentheses."""
+
+    chars: int
+    terms: int
+    depth: int
+
+
+TYPED_LIMITS = Limits(chars=1000, terms=64, depth=16)
+"""A query a person follows (and the stored, canonical form of it)."""
+
+CATALOG_LIMITS = Limits(chars=4000, terms=256, depth=16)
+"""A catalog topic's rule. Maintainers write it and `paperwatch topics --check` checks it;
+it names a topic's vocabulary (synonyms, acronyms, established method and benchmark
+names), which needs more room than a typed query if the topic is to be found on papers
+that word it differently. Matching stays linear in the paper's length."""
+
+MAX_QUERY_CHARS, MAX_TERMS, MAX_DEPTH = TYPED_LIMITS
 MIN_PREFIX = 3
 
 _QUOTES = '"“”„'
@@ -165,15 +184,15 @@ class Query:
         return tuple(dict.fromkeys(why)) if self.program(doc, why) else None
 
 
-def parse_query(text: str) -> Query:
-    """Parse `text` into a `Query`; raises `QueryError`."""
-    if len(text) > MAX_QUERY_CHARS:
-        hint = f"it has {len(text)} characters, the limit is {MAX_QUERY_CHARS}; use fewer terms"
-        raise QueryError("query too long", MAX_QUERY_CHARS, hint)
+def parse_query(text: str, limits: Limits = TYPED_LIMITS) -> Query:
+    """Parse `text` into a `Query` within `limits`; raises `QueryError`."""
+    if len(text) > limits.chars:
+        hint = f"it has {len(text)} characters, the limit is {limits.chars}; use fewer terms"
+        raise QueryError("query too long", limits.chars, hint)
     if not text.strip():
         raise QueryError("empty query", 0, 'write a word or a "quoted phrase", e.g. agent*')
     tokens = _lex(text)
-    _check_structure(tokens)
+    _check_structure(tokens, limits)
     root = _Parser(tokens).parse()
     loose = unanchored(root)
     if loose is not None:
@@ -243,15 +262,15 @@ def _scope_name(name: str, pos: int) -> str:
     return name
 
 
-def _check_structure(tokens: list[_Tok]) -> None:
+def _check_structure(tokens: list[_Tok], limits: Limits) -> None:
     """Balanced and not too deep parentheses, not too many terms."""
     opened: list[int] = []
     terms = 0
     for tok in tokens:
         if tok.kind == "(":
             opened.append(tok.pos)
-            if len(opened) > MAX_DEPTH:
-                hint = f"at most {MAX_DEPTH} nested parentheses; flatten the query"
+            if len(opened) > limits.depth:
+                hint = f"at most {limits.depth} nested parentheses; flatten the query"
                 raise QueryError("parentheses nested too deeply", tok.pos, hint)
         elif tok.kind == ")":
             if not opened:
@@ -259,8 +278,8 @@ def _check_structure(tokens: list[_Tok]) -> None:
             opened.pop()
         elif tok.kind in ("WORD", "PHRASE"):
             terms += 1
-            if terms > MAX_TERMS:
-                hint = f"at most {MAX_TERMS} terms; split the topic or use prefixes like agent*"
+            if terms > limits.terms:
+                hint = f"at most {limits.terms} terms; split the topic or use prefixes like agent*"
                 raise QueryError("too many terms", tok.pos, hint)
     if opened:
         hint = f"add ')' to close the '(' at position {opened[-1]}"

@@ -28,7 +28,17 @@ from functools import cache
 from importlib import resources
 
 from bot.domain import Paper, Topic
-from bot.topics.query import MIN_PREFIX, And, Node, Not, Query, Scope, Term, parse_query
+from bot.topics.query import (
+    CATALOG_LIMITS,
+    MIN_PREFIX,
+    And,
+    Node,
+    Not,
+    Query,
+    Scope,
+    Term,
+    parse_query,
+)
 from bot.topics.text import AUTHORS, TEXT, Document, Program
 
 Anchor = tuple[str, str]  # (kind, key); kinds are the keys of _COST
@@ -95,7 +105,8 @@ class Tagger:
     @classmethod
     def from_topics(cls, topics: Iterable[Topic]) -> Tagger:
         """Rules from catalog topics that have one; raises `QueryError` on a bad rule."""
-        return cls((topic.slug, parse_query(topic.rule)) for topic in topics if topic.rule)
+        rules = (t for t in topics if t.rule)
+        return cls((t.slug, parse_query(t.rule, CATALOG_LIMITS)) for t in rules)
 
     def _add(self, key: str, query: Query) -> None:
         if key in self._seen:

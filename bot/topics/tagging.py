@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 
 from bot.topics.catalog import Catalog
-from bot.topics.query import Query, QueryError, parse_query
+from bot.topics.query import CATALOG_LIMITS, Query, QueryError, parse_query
 from bot.topics.tagger import Tagger
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ def query_key(query: Query) -> str:
 @cache
 def catalog_rules(catalog: Catalog) -> tuple[tuple[str, Query], ...]:
     """Every catalog topic with a rule, compiled once per catalog."""
-    return tuple((t.slug, parse_query(t.rule)) for t in catalog.topics if t.rule)
+    return tuple((t.slug, parse_query(t.rule, CATALOG_LIMITS)) for t in catalog.topics if t.rule)
 
 
 @lru_cache(maxsize=COMPILED_CACHE)

@@ -15,7 +15,7 @@ import pytest
 from bot.app import open_catalog
 from bot.config import StartupError
 from bot.topics.catalog import CatalogError, Problem, load_catalog
-from bot.topics.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_TERMS
+from bot.topics.query import CATALOG_LIMITS, TYPED_LIMITS, QueryError, parse_query
 
 # Lines 1-9; the topic added by each test starts on line 10.
 BASE = """\
@@ -141,9 +141,12 @@ def test_a_rule_written_with_escapes_is_placed_at_its_topic_not_at_a_wrong_colum
 @pytest.mark.parametrize(
     ("rule", "what"),
     [
-        ("'" + " OR ".join(["web"] * (MAX_TERMS + 1)) + "'", "too many terms"),
-        ("'" + "(" * (MAX_DEPTH + 1) + "web" + ")" * (MAX_DEPTH + 1) + "'", "nested too deeply"),
-        ("'" + "web " * (MAX_QUERY_CHARS // 4 + 1) + "'", "query too long"),
+        ("'" + " OR ".join(["web"] * (CATALOG_LIMITS.terms + 1)) + "'", "too many terms"),
+        (
+            "'" + "(" * (CATALOG_LIMITS.depth + 1) + "web" + ")" * (CATALOG_LIMITS.depth + 1) + "'",
+            "nested too deeply",
+        ),
+        ("'" + "web " * (CATALOG_LIMITS.chars // 4 + 1) + "'", "query too long"),
     ],
     ids=["terms", "depth", "length"],
 )
@@ -257,3 +260,17 @@ def test_start_up_refuses_a_broken_catalog_with_the_same_messages(tmp_path: Path
     message = str(caught.value)
     assert message.startswith("the topic catalog is broken:")
     assert "topic 'Web Agents' [web-agents]: rule: nothing after AND at position 4" in message
+
+
+def test_a_catalog_rule_may_name_more_of_a_topics_vocabulary_than_a_typed_query(
+    tmp_path: Path,
+) -> None:
+    """Rules are written by maintainers and checked here; followed queries keep the
+    typed limits (tests/unit/test_query.py)."""
+    words = " OR ".join(f'"term{i} agent"' for i in range(TYPED_LIMITS.terms + 10))
+    assert TYPED_LIMITS.chars < len(words) <= CATALOG_LIMITS.chars
+    with pytest.raises(QueryError):
+        parse_query(words)
+    path = tmp_path / "catalog.toml"
+    path.write_text(BASE + topic("Web Agents", rule=f"'{words}'"), encoding="utf-8")
+    assert load_catalog(path).by_slug("web-agents").rule == words

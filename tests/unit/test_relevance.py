@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.topics.catalog import load_catalog
-from bot.topics.query import MAX_QUERY_CHARS, QueryError, parse_query
+from bot.topics.query import CATALOG_LIMITS, QueryError, parse_query
 from bot.topics.resolve import resolve_topic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,10 +112,10 @@ def test_every_rule_parses_within_limits(catalog):
         if not topic.rule or not topic.description:
             problems.append(f"{topic.name}: missing rule or description")
             continue
-        if len(topic.rule) > MAX_QUERY_CHARS:
-            problems.append(f"{topic.name}: rule longer than {MAX_QUERY_CHARS} characters")
+        if len(topic.rule) > CATALOG_LIMITS.chars:
+            problems.append(f"{topic.name}: rule longer than {CATALOG_LIMITS.chars} characters")
         try:
-            parse_query(topic.rule)  # also refuses more than MAX_TERMS terms
+            parse_query(topic.rule, CATALOG_LIMITS)  # also refuses too many terms
         except QueryError as exc:
             problems.append(f"{topic.name}: {exc}")
     assert problems == []
