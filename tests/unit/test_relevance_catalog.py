@@ -183,9 +183,9 @@ def test_widening_divides_s_keeps_every_paper_read_and_draws_only_unread_ones():
     assert len(again) == 19 and len(record["strata"]["focus"]["read"]) == 50
 
 
-def _pool_script():
+def _pool_script(name: str = "relevance_pool"):
     spec = importlib.util.spec_from_file_location(
-        "relevance_pool", CATALOG_DIR.parents[3] / "scripts" / "relevance_pool.py"
+        name, CATALOG_DIR.parents[3] / "scripts" / f"{name}.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -374,3 +374,21 @@ def test_dev_folds_split_by_day_and_keep_each_topics_pool_weights():
         assert tune[slug].pool == check[slug].pool == topic.pool
     with pytest.raises(ValueError):
         labelled_topics("holdout", fold="check")
+
+
+def test_label_agreement_is_the_share_alike_and_cohens_kappa():
+    agreement = _pool_script("relevance_audit").agreement
+    first = {"a": True, "b": True, "c": False, "d": False, "e": True}
+    second = {"a": True, "b": False, "c": False, "d": False, "x": True}  # x: not in first
+    # 4 common papers, 3 alike: 0.75. p1 = 2/4, p2 = 1/4; chance = 0.5*0.25 + 0.5*0.75 = 0.5;
+    # kappa = (0.75 - 0.5) / (1 - 0.5) = 0.5
+    assert agreement(first, second) == {"papers": 4, "agreement": 0.75, "kappa": 0.5}
+    assert agreement(first, first)["kappa"] == 1.0
+    assert agreement({}, second)["papers"] == 0
+
+
+def test_the_second_readings_cover_exactly_the_papers_drawn_for_them():
+    for record in sorted((CATALOG_DIR / "audit").glob("*.json")):
+        drawn = json.loads(record.read_text(encoding="utf-8"))
+        labels = load_labels(CATALOG_DIR / "audit" / "labels" / f"{record.stem}.jsonl")
+        assert sorted(lb.arxiv_id for lb in labels) == sorted(drawn["dev"] + drawn["holdout"])
