@@ -131,6 +131,7 @@ def print_tags(tags: Mapping) -> None:
             kind = "top-level field" if wide["top_level"] else "NOT top-level"
             print(f"  on {wide['share']:.1%} of the listing: {slug} ({kind})")
     print(line("seed page: curated tags, +N counted", tags["seed_curated_tags"]))
+    print(line("seed page: alert tag lines, +N counted", tags["seed_curated_tags"]["tag_line"]))
 
 
 def _resolve(catalog: Catalog, text: str) -> str | None:

@@ -10,7 +10,8 @@
   the page uses). The page shows a few tags and "+N" for N more it does not show; up to
   N of our extra tags on that paper count as those hidden ones (true positives), and the
   hidden tags we cannot have matched count as misses. The flagship, when hidden, is one
-  of the N (every seed paper carries it).
+  of the N (every seed paper carries it). The same agreement is also measured for the
+  alert's tag line (bot/topics/tagline.py, the flagship followed): what a reader is shown.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import gzip
 import json
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 from bench.relevance_catalog import CATALOG_DIR, ROOT, as_paper
@@ -28,6 +29,7 @@ from bot.arxiv.parse import parse_feed
 from bot.domain import Author, Paper
 from bot.topics.catalog import Catalog
 from bot.topics.tagger import Tagger
+from bot.topics.tagline import tag_line
 
 RSS_LISTING = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
 DEV_DAY = ("2026-06-30", "dw-dengwei_daily-arXiv-ai-enhanced")  # the dev split's largest day
@@ -116,20 +118,26 @@ def curated_agreement(
     return Scores(tp, fp, fn)
 
 
-def seed_agreement(tagger: Tagger, names: Mapping[str, str]) -> dict[str, object]:
-    pages = [
-        (frozenset(names[k] for k in tagger.tag(paper) if k in names), shown, hidden)
-        for paper, shown, hidden in load_seed_page()
-    ]
+def seed_agreement(tagger: Tagger, catalog: Catalog) -> dict[str, object]:
+    names = {topic.slug: topic.name for topic in catalog.topics}
+    pages, lines = [], []
+    for paper, shown, hidden in load_seed_page():
+        tags = [k for k in tagger.tag(paper) if k in names]
+        pages.append((frozenset(names[k] for k in tags), shown, hidden))
+        line = tag_line(catalog, tags, [FLAGSHIP]).shown
+        lines.append((frozenset(names[k] for k in line), shown, hidden))
     scores = curated_agreement(pages, names[FLAGSHIP])
     ours = [len(p[0]) for p in pages]
-    return scores.as_dict() | {"median_tags": statistics.median(ours), "papers": len(pages)}
+    return scores.as_dict() | {
+        "median_tags": statistics.median(ours),
+        "papers": len(pages),
+        "tag_line": curated_agreement(lines, names[FLAGSHIP]).as_dict(),
+    }
 
 
 def measure_tags(catalog: Catalog, tagger: Tagger) -> dict[str, object]:
-    names = {topic.slug: topic.name for topic in catalog.topics}
     return {
         "listing_rss_2024_11_28": listing_figures(rss_papers(), tagger, catalog),
         f"listing_dev_{DEV_DAY[0]}": listing_figures(dev_day_papers(), tagger, catalog),
-        "seed_curated_tags": seed_agreement(tagger, names),
+        "seed_curated_tags": seed_agreement(tagger, catalog),
     }
