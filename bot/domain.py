@@ -286,6 +286,31 @@ class Reply:
         return cls(lines=tuple(lines), is_error=is_error)
 
 
+@dataclass(frozen=True, slots=True)
+class PollState:
+    """Where an arXiv source got to, and how its last attempt went."""
+
+    source: str
+    watermark: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    last_announced: date | None = None
+    last_count: int = 0
+    last_success_at: datetime | None = None
+    last_attempt_at: datetime | None = None
+    last_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    """A running process, seen alive at its last heartbeat (`bot.delivery.peers`)."""
+
+    id: str
+    role: str
+    started_at: datetime
+    seen_at: datetime
+
+
 def paper_affiliations(paper: Paper, limit: int = 3) -> tuple[str, ...]:
     """The first distinct affiliations of a paper's authors, in author order."""
     seen: dict[str, None] = {}

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain import Process
 from storage.models import OutboxRow, ProcessRow
-
-
-@dataclass(frozen=True, slots=True)
-class Process:
-    id: str
-    role: str
-    started_at: datetime
-    seen_at: datetime
 
 
 class ProcessRepository:
