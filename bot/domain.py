@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from bot.outbox_payloads import OutboxPayload
+
 # New-style ids (0704.0001 .. 2609.26811) and old-style ids (cond-mat/0412498).
 _NEW_ID = re.compile(r"(?P<id>\d{4}\.\d{4,5})(?:v(?P<v>\d+))?")
 _OLD_ID = re.compile(r"(?P<id>[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?")
@@ -284,6 +286,66 @@ class Reply:
     @classmethod
     def text(cls, *lines: str, is_error: bool = False) -> Reply:
         return cls(lines=tuple(lines), is_error=is_error)
+
+
+class OutboxKind(enum.StrEnum):
+    """What an outbox row owes a chat; its payload type follows (`bot.outbox_payloads`)."""
+
+    ITEM = "item"  # a batch's papers, waiting for the chat's digest
+    ALERT = "alert"  # a batch's papers, one message each, sent when due
+    DIGEST = "digest"  # the chat's folded items, one message
+    SPIKE = "spike"  # a notice: a followed topic is heating up
+    NOTE = "note"  # a notice: why a digest has nothing new
+
+
+class OutboxStatus(enum.StrEnum):
+    """pending -> sending (claimed) -> pending (more to send) | sent | dead; an item
+    folded into a digest stays "folded"."""
+
+    PENDING = "pending"
+    SENDING = "sending"
+    SENT = "sent"
+    DEAD = "dead"
+    FOLDED = "folded"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """A claimed outbox row: what it owes the chat, and its failures in a row so far."""
+
+    id: int
+    chat_id: int
+    batch_id: int | None
+    kind: OutboxKind
+    payload: OutboxPayload  # the type that goes with `kind`
+    attempts: int
+    # When the current run of failures began; None when the last try succeeded.
+    failing_since: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PollState:
+    """Where an arXiv source got to, and how its last attempt went."""
+
+    source: str
+    watermark: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    last_announced: date | None = None
+    last_count: int = 0
+    last_success_at: datetime | None = None
+    last_attempt_at: datetime | None = None
+    last_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    """A running process, seen alive at its last heartbeat (`bot.delivery.peers`)."""
+
+    id: str
+    role: str
+    started_at: datetime
+    seen_at: datetime
 
 
 def paper_affiliations(paper: Paper, limit: int = 3) -> tuple[str, ...]:

@@ -38,9 +38,10 @@ from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
 from bot.arxiv.poller import Poller, PollOutcome
 from bot.arxiv.schedule import EASTERN
+from bot.delivery.digests import fold_due_digests
 from bot.delivery.peers import Peers
 from bot.delivery.spikes import check_spikes
-from bot.delivery.worker import Deliverer, fold_due_digests
+from bot.delivery.worker import Deliverer
 from bot.topics.catalog import Catalog
 from storage.database import Database
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from bot.arxiv.schedule import POLL_DELAY, listing_date, next_announcement
-from bot.domain import Command, Reply
+from bot.domain import Command, PollState, Reply
 from handlers.base import Context
-from storage.repositories import PollState
 
 
 def _when(moment: datetime) -> str:

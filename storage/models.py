@@ -187,17 +187,18 @@ class PaperTagRow(Base):
 class OutboxRow(Base):
     """Messages owed to a chat, written in the transaction that caused them.
 
-    kind "alert": the papers of one batch (`batch_id`) that reach the chat, one message
-    each, sent as soon as due. kind "item": the same, waiting for the chat's digest; the
-    digest tick folds a chat's items into one "digest" row. kind "spike": a notice.
+    kind (`bot.domain.OutboxKind`) "alert": the papers of one batch (`batch_id`) that
+    reach the chat, one message each, sent as soon as due. kind "item": the same,
+    waiting for the chat's digest; the digest tick folds a chat's items into one
+    "digest" row. kinds "spike" and "note": notices (a topic heating up; an empty
+    digest).
 
-    `payload` says what to send and how far sending got: "batches" are resolved into
-    "papers" (the chat's matches, then frozen) when the row is first claimed; "sent"
-    counts the alerts done, "parts_sent" the parts of a digest or notice. Status moves
-    pending -> sending (claimed; `due_at` is then the end of the claim) -> pending (more
-    to send) | sent | dead; "folded" items live on inside their digest. A row dies on
-    a permanent error, or once its failures have lasted the give-up budget counted
-    from `failing_since`.
+    `payload` says what to send and how far sending got, one type per kind
+    (`bot.outbox_payloads`), kept as JSON by `storage.outbox_json` alone. Status
+    (`bot.domain.OutboxStatus`) moves pending -> sending (claimed; `due_at` is then the
+    end of the claim) -> pending (more to send) | sent | dead; "folded" items live on
+    inside their digest. A row dies on a permanent error, or once its failures have
+    lasted the give-up budget counted from `failing_since`.
     """
 
     __tablename__ = "outbox"
@@ -209,8 +210,10 @@ class OutboxRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
     batch_id: Mapped[int | None] = mapped_column(ForeignKey("batches.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(16))  # "alert" | "item" | "digest" | "spike"
+    # OutboxKind: "item" | "alert" | "digest" | "spike" | "note"
+    kind: Mapped[str] = mapped_column(String(16))
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # OutboxStatus: "pending" | "sending" | "sent" | "dead" | "folded"
     status: Mapped[str] = mapped_column(String(16), default="pending")
     due_at: Mapped[datetime] = mapped_column(default=utcnow)
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # failures in a row

@@ -14,39 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
-from sqlalchemy import (
-    JSON,
-    ColumnElement,
-    and_,
-    bindparam,
-    case,
-    exists,
-    func,
-    literal,
-    select,
-    update,
-)
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import JSON, ColumnElement, and_, bindparam, func, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.models import BatchRow, ChatRow, OutboxRow, PaperRow, PaperTagRow, SubscriptionRow
-from storage.repositories import chunks
+from bot.domain import OutboxItem, OutboxKind, OutboxStatus
+from bot.outbox_payloads import DigestPayload, NoticePayload, OutboxPayload
+from storage.fanout import enqueue_batch
+from storage.models import ChatRow, OutboxRow
+from storage.outbox_json import item_from_json, outbox_item, payload_to_json
 
-SENDABLE = ("alert", "digest", "spike", "note")
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxItem:
-    id: int
-    chat_id: int
-    batch_id: int | None
-    kind: str
-    payload: dict[str, Any]
-    attempts: int
-    # When the current run of failures began; None when the last try succeeded.
-    failing_since: datetime | None = None
+SENDABLE = (OutboxKind.ALERT, OutboxKind.DIGEST, OutboxKind.SPIKE, OutboxKind.NOTE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +32,7 @@ class Progress:
     """What a claim got done: the row's new payload, and whether anything is left."""
 
     item_id: int
-    payload: dict[str, Any]
+    payload: OutboxPayload
     done: bool
 
 
@@ -63,11 +41,7 @@ def _held_by(claimed_by: str | None) -> ColumnElement[bool]:
     process id, by a test or a bench)."""
     owner = OutboxRow.claimed_by
     held = owner.is_(None) if claimed_by is None else owner == claimed_by
-    return and_(OutboxRow.status == "sending", held)
-
-
-def _insert(session: AsyncSession) -> Any:
-    return (postgresql if session.get_bind().dialect.name == "postgresql" else sqlite).insert
+    return and_(OutboxRow.status == OutboxStatus.SENDING, held)
 
 
 class OutboxRepository:
@@ -75,56 +49,9 @@ class OutboxRepository:
         self._s = session
 
     async def enqueue_papers(self, paper_ids: Sequence[int], now: datetime) -> int:
-        """Make the papers one batch and give it to every chat it may reach.
-
-        A chat gets a row when it is active, not "off", and follows a tag of some paper
-        in the batch; which papers it gets (after mutes) is worked out when the row is
-        first claimed. Instant chats get an "alert" row, digest chats an "item" for their
-        digest. Papers already in a batch are left out. Returns the rows written.
-        """
-        if not paper_ids:
-            return 0
-        batch = BatchRow(papers=0, created_at=now)
-        self._s.add(batch)
-        await self._s.flush()
-        joined = 0
-        for chunk in chunks(sorted(set(paper_ids))):
-            result = await self._s.execute(
-                update(PaperRow)
-                .where(PaperRow.id.in_(chunk), PaperRow.batch_id.is_(None))
-                .values(batch_id=batch.id)
-                .execution_options(synchronize_session=False)
-            )
-            joined += int(result.rowcount or 0)
-        if not joined:
-            await self._s.delete(batch)
-            await self._s.flush()
-            return 0
-        batch.papers = joined
-        tags = (
-            select(PaperTagRow.tag)
-            .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
-            .where(PaperRow.batch_id == batch.id)
-            .distinct()
-        )
-        follows = exists().where(
-            SubscriptionRow.chat_id == ChatRow.id, SubscriptionRow.tag.in_(tags)
-        )
-        instant = ChatRow.digest_mode == "instant"
-        rows = select(
-            ChatRow.id,
-            literal(batch.id),
-            case((instant, literal("alert")), else_=literal("item")),
-            literal({"batches": [batch.id]}, JSON),
-            literal("pending"),
-            case((instant, literal(now)), else_=func.coalesce(ChatRow.next_digest_at, now)),
-            literal(0),
-            literal(now),
-        ).where(ChatRow.active, ChatRow.digest_mode != "off", follows)
-        columns = ["chat_id", "batch_id", "kind", "payload", "status", "due_at", "attempts"]
-        statement = _insert(self._s)(OutboxRow).from_select([*columns, "created_at"], rows)
-        result = await self._s.execute(statement.on_conflict_do_nothing())
-        return int(result.rowcount or 0)
+        """Make the papers one batch and give it to every chat it may reach
+        (`storage.fanout.enqueue_batch`); returns the rows written."""
+        return await enqueue_batch(self._s, paper_ids, now)
 
     async def claim(
         self,
@@ -146,7 +73,7 @@ class OutboxRepository:
             select(OutboxRow.id)
             .join(ChatRow, ChatRow.id == OutboxRow.chat_id)
             .where(
-                OutboxRow.status.in_(("pending", "sending")),
+                OutboxRow.status.in_((OutboxStatus.PENDING, OutboxStatus.SENDING)),
                 OutboxRow.kind.in_(SENDABLE),
                 OutboxRow.due_at <= now,
                 ChatRow.active,
@@ -162,7 +89,7 @@ class OutboxRepository:
             update(OutboxRow)
             .where(OutboxRow.id.in_(due.scalar_subquery()))
             .values(
-                status="sending",
+                status=OutboxStatus.SENDING,
                 due_at=now + lease,
                 attempts=OutboxRow.attempts + 1,
                 claimed_by=claimed_by,
@@ -178,7 +105,7 @@ class OutboxRepository:
             )
         )
         rows = (await self._s.execute(statement)).all()
-        return sorted((OutboxItem(*row) for row in rows), key=lambda item: item.id)
+        return sorted((outbox_item(*row) for row in rows), key=lambda item: item.id)
 
     async def record(
         self, progress: Iterable[Progress], now: datetime, claimed_by: str | None = None
@@ -193,8 +120,8 @@ class OutboxRepository:
         params = [
             {
                 "item": p.item_id,
-                "new_payload": p.payload,
-                "new_status": "sent" if p.done else "pending",
+                "new_payload": payload_to_json(p.payload),
+                "new_status": OutboxStatus.SENT if p.done else OutboxStatus.PENDING,
                 "new_sent_at": now if p.done else None,
             }
             for p in progress
@@ -228,7 +155,7 @@ class OutboxRepository:
             update(OutboxRow)
             .where(OutboxRow.id == item_id, _held_by(claimed_by))
             .values(
-                status="pending",
+                status=OutboxStatus.PENDING,
                 due_at=when,
                 last_error=why,
                 attempts=OutboxRow.attempts - 1,
@@ -249,7 +176,7 @@ class OutboxRepository:
             update(OutboxRow)
             .where(OutboxRow.id == item_id, _held_by(claimed_by))
             .values(
-                status="pending",
+                status=OutboxStatus.PENDING,
                 due_at=when,
                 last_error=error[:2000],
                 failing_since=func.coalesce(
@@ -263,7 +190,7 @@ class OutboxRepository:
         await self._s.execute(
             update(OutboxRow)
             .where(OutboxRow.id == item_id, _held_by(claimed_by))
-            .values(status="dead", last_error=error[:2000], claimed_by=None)
+            .values(status=OutboxStatus.DEAD, last_error=error[:2000], claimed_by=None)
         )
 
     async def requeue_dead(self, now: datetime, item_id: int | None = None) -> int:
@@ -271,15 +198,15 @@ class OutboxRepository:
         forgotten; returns how many. The last error stays until the next try."""
         statement = (
             update(OutboxRow)
-            .where(OutboxRow.status == "dead")
-            .values(status="pending", due_at=now, attempts=0, failing_since=None)
+            .where(OutboxRow.status == OutboxStatus.DEAD)
+            .values(status=OutboxStatus.PENDING, due_at=now, attempts=0, failing_since=None)
         )
         if item_id is not None:
             statement = statement.where(OutboxRow.id == item_id)
         result = await self._s.execute(statement)
         return int(result.rowcount or 0)
 
-    async def save_payloads(self, payloads: dict[int, dict[str, Any]]) -> None:
+    async def save_payloads(self, payloads: dict[int, OutboxPayload]) -> None:
         """Replace the payloads of rows (by id), in one statement."""
         if not payloads:
             return
@@ -290,18 +217,21 @@ class OutboxRepository:
             .values(payload=bindparam("new_payload", type_=JSON))
         )
         await self._s.execute(
-            statement, [{"item": k, "new_payload": v} for k, v in payloads.items()]
+            statement,
+            [{"item": k, "new_payload": payload_to_json(v)} for k, v in payloads.items()],
         )
 
-    async def enqueue_notice(self, chat_id: int, kind: str, text: str, now: datetime) -> None:
+    async def enqueue_notice(
+        self, chat_id: int, kind: OutboxKind, text: str, now: datetime
+    ) -> None:
         """A message not about one paper (a momentum spike, say), due now."""
         self._s.add(
             OutboxRow(
                 chat_id=chat_id,
                 batch_id=None,
                 kind=kind,
-                payload={"text": text},
-                status="pending",
+                payload=payload_to_json(NoticePayload(text)),
+                status=OutboxStatus.PENDING,
                 due_at=now,
                 created_at=now,
             )
@@ -335,25 +265,26 @@ class OutboxRepository:
                 update(OutboxRow)
                 .where(
                     OutboxRow.chat_id == chat_id,
-                    OutboxRow.kind == "item",
-                    OutboxRow.status == "pending",
+                    OutboxRow.kind == OutboxKind.ITEM,
+                    OutboxRow.status == OutboxStatus.PENDING,
                 )
-                .values(status="folded")
+                .values(status=OutboxStatus.FOLDED)
                 .returning(OutboxRow.id, OutboxRow.payload)
                 .execution_options(synchronize_session=False)
             )
         ).all()
         if not folded:
             return 0
-        batches = sorted({int(b) for _, payload in folded for b in payload.get("batches", [])})
-        papers = sorted({int(p) for _, payload in folded for p in payload.get("papers", [])})
+        items = [item_from_json(data) for _, data in folded]
+        batches = sorted({b for item in items for b in item.batches or ()})
+        papers = sorted({p for item in items for p in item.papers})
         self._s.add(
             OutboxRow(
                 chat_id=chat_id,
                 batch_id=None,
-                kind="digest",
-                payload={"batches": batches, "papers": papers, "parts_sent": 0},
-                status="pending",
+                kind=OutboxKind.DIGEST,
+                payload=payload_to_json(DigestPayload(tuple(batches), tuple(papers))),
+                status=OutboxStatus.PENDING,
                 due_at=now,
                 created_at=now,
             )
@@ -367,21 +298,22 @@ class OutboxRepository:
             update(OutboxRow)
             .where(
                 OutboxRow.chat_id == chat_id,
-                OutboxRow.kind == "item",
-                OutboxRow.status == "pending",
+                OutboxRow.kind == OutboxKind.ITEM,
+                OutboxRow.status == OutboxStatus.PENDING,
             )
-            .values(kind="alert", due_at=now)
+            .values(kind=OutboxKind.ALERT, due_at=now)
         )
 
-    async def counts(self) -> dict[str, int]:
+    async def counts(self) -> dict[OutboxStatus, int]:
         stmt = select(OutboxRow.status, func.count()).group_by(OutboxRow.status)
-        return {status: int(n) for status, n in (await self._s.execute(stmt)).all()}
+        return {OutboxStatus(status): int(n) for status, n in (await self._s.execute(stmt)).all()}
 
-    async def dead_letters(self, limit: int = 5) -> list[tuple[int, int, str, str | None]]:
+    async def dead_letters(self, limit: int = 5) -> list[tuple[int, int, OutboxKind, str | None]]:
         stmt = (
             select(OutboxRow.id, OutboxRow.chat_id, OutboxRow.kind, OutboxRow.last_error)
-            .where(OutboxRow.status == "dead")
+            .where(OutboxRow.status == OutboxStatus.DEAD)
             .order_by(OutboxRow.id.desc())
             .limit(limit)
         )
-        return [tuple(row) for row in (await self._s.execute(stmt)).all()]  # type: ignore[misc]
+        rows = (await self._s.execute(stmt)).all()
+        return [(item, chat, OutboxKind(kind), error) for item, chat, kind, error in rows]

@@ -19,7 +19,7 @@ from datetime import datetime
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from storage.repositories import PollState
+from bot.domain import PollState
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.domain import OutboxStatus, Process
 from storage.models import OutboxRow, ProcessRow
-
-
-@dataclass(frozen=True, slots=True)
-class Process:
-    id: str
-    role: str
-    started_at: datetime
-    seen_at: datetime
 
 
 class ProcessRepository:
@@ -64,9 +56,9 @@ class ProcessRepository:
         attempt is taken back (a process that stopped is not a failed try)."""
         released = await self._s.execute(
             update(OutboxRow)
-            .where(OutboxRow.status == "sending", claimed)
+            .where(OutboxRow.status == OutboxStatus.SENDING, claimed)
             .values(
-                status="pending",
+                status=OutboxStatus.PENDING,
                 due_at=now,
                 attempts=OutboxRow.attempts - 1,
                 claimed_by=None,

@@ -6,7 +6,6 @@ Only the unit of work (`storage.uow`) commits.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -19,6 +18,7 @@ from bot.domain import (
     ChatRef,
     DigestMode,
     Platform,
+    PollState,
     Subscription,
     SubscriptionKind,
 )
@@ -301,19 +301,6 @@ class MuteRepository:
 
 
 # --- poll state --------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PollState:
-    source: str
-    watermark: str | None = None
-    etag: str | None = None
-    last_modified: str | None = None
-    last_announced: Any = None
-    last_count: int = 0
-    last_success_at: datetime | None = None
-    last_attempt_at: datetime | None = None
-    last_error: str | None = None
 
 
 class PollStateRepository:

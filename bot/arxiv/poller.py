@@ -23,10 +23,9 @@ from typing import Literal
 from bot.arxiv.client import ArxivClient, ArxivHTTPError
 from bot.arxiv.parse import Feed, FeedError, OaiError
 from bot.arxiv.schedule import estimated_listing_date
-from bot.domain import AnnounceType, Paper
+from bot.domain import AnnounceType, Paper, PollState
 from bot.ingest import IngestResult, store
 from bot.topics.catalog import Catalog
-from storage.repositories import PollState
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)

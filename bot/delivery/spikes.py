@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
+from bot.domain import OutboxKind
 from bot.topics.catalog import Catalog
 from bot.topics.momentum import advance, sentence
 from storage.uow import UnitOfWork
@@ -45,7 +46,7 @@ async def check_spikes(
                         f"/momentum {sub.label} shows the chart; /momentum alerts off stops "
                         "these heads-ups."
                     )
-                    await uow.outbox.enqueue_notice(chat_id, "spike", text, now)
+                    await uow.outbox.enqueue_notice(chat_id, OutboxKind.SPIKE, text, now)
                     queued += 1
         await uow.commit()
     if queued:

@@ -25,19 +25,20 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any
 
-from bot.delivery.content import Audience, alert, digest
+from bot.delivery.content import Audience
 from bot.delivery.group_commit import GroupCommit
 from bot.delivery.messenger import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
-from bot.delivery.schedule import next_digest_at, quiet_until
-from bot.domain import Chat, ChatRef, Paper, Reply, Subscription
+from bot.delivery.schedule import quiet_until
+from bot.delivery.steps import Job, next_step, papers_wanted, unresolved_payload
+from bot.domain import ChatRef, OutboxItem, OutboxKind, Subscription
+from bot.outbox_payloads import OutboxPayload
 from bot.topics.catalog import Catalog
 from bot.topics.momentum import sentence
-from storage.outbox import OutboxItem, Progress
+from storage.outbox import Progress
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -47,31 +48,6 @@ Clock = Callable[[], datetime]
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """The next message of a claimed row, and the row's payload once it is sent.
-
-    `part` None sends every part `reply` renders to (one alert); a number sends only
-    that part (of a digest or notice), and the row is done after its last part.
-    """
-
-    item: OutboxItem
-    chat: Chat
-    reply: Reply
-    part: int | None
-    payload: dict[str, Any]
-    last: bool
-
-
-def _wanted(item: OutboxItem) -> list[int]:
-    """The papers a claim of `item` needs: the next alert's, or all of a digest's."""
-    papers = [int(p) for p in item.payload.get("papers", ())]
-    if item.kind == "alert":
-        done = int(item.payload.get("sent", 0))
-        return papers[done : done + 1]
-    return papers if item.kind == "digest" else []
 
 
 def backoff(attempts: int, base: float = 5.0, cap: float = 3600.0) -> float:
@@ -177,14 +153,14 @@ class Deliverer:
                 if item.chat_id not in chats:
                     await uow.outbox.mark_dead(item.id, "chat no longer exists", self._process_id)
             items = await self._resolve(uow, [i for i in items if i.chat_id in chats], audiences)
-            papers = await uow.papers.by_ids(sorted({p for i in items for p in _wanted(i)}))
+            papers = await uow.papers.by_ids(sorted({p for i in items for p in papers_wanted(i)}))
             momentum = await self._momentum(uow, items, subs)
             await uow.commit()
         jobs: list[Job] = []
         settled: list[Progress] = []
         for item in items:
             chat = chats[item.chat_id]
-            step = self._next(item, chat, audiences[chat.id], papers, momentum)
+            step = next_step(self._catalog, item, chat, audiences[chat.id], papers, momentum)
             if isinstance(step, Job):
                 jobs.append(step)
             else:
@@ -197,7 +173,8 @@ class Deliverer:
     ) -> list[OutboxItem]:
         """Turn the batches of rows claimed for the first time into the papers each chat
         gets (after mutes), and keep that list: later claims send from the same list."""
-        batch_ids = {int(b) for item in items for b in item.payload.get("batches", ())}
+        unresolved = {item.id: p for item in items if (p := unresolved_payload(item)) is not None}
+        batch_ids = {b for p in unresolved.values() for b in p.batches or ()}
         if not batch_ids:
             return items
         by_tag: dict[int, dict[str, list[int]]] = {}
@@ -208,61 +185,26 @@ class Deliverer:
                 tags_of[paper] = tags
                 for tag in tags:
                     index.setdefault(tag, []).append(paper)
-        frozen: dict[int, dict[str, Any]] = {}
+        frozen: dict[int, OutboxPayload] = {}
         resolved = []
         for item in items:
-            if "batches" not in item.payload:
+            pending = unresolved.get(item.id)
+            if pending is None:
                 resolved.append(item)
                 continue
             audience = audiences[item.chat_id]
-            found = {int(p) for p in item.payload.get("papers", ())}
-            for batch in item.payload["batches"]:
-                index = by_tag.get(int(batch), {})
+            found = set(pending.papers)
+            for batch in pending.batches or ():
+                index = by_tag.get(batch, {})
                 for sub in audience.subscriptions:
                     found.update(
                         p for p in index.get(sub.tag, ()) if audience.reasons_for(tags_of[p])
                     )
-            payload = {k: v for k, v in item.payload.items() if k != "batches"}
-            payload["papers"] = sorted(found)
+            payload = replace(pending, batches=None, papers=tuple(sorted(found)))
             frozen[item.id] = payload
             resolved.append(replace(item, payload=payload))
         await uow.outbox.save_payloads(frozen)
         return resolved
-
-    def _next(
-        self,
-        item: OutboxItem,
-        chat: Chat,
-        audience: Audience,
-        papers: dict[int, Paper],
-        momentum: dict[str, str],
-    ) -> Job | Progress:
-        """The row's next message, or its progress when there is nothing to send."""
-        payload = item.payload
-        if item.kind == "alert":
-            ids = payload.get("papers", [])
-            done = int(payload.get("sent", 0))
-            if done >= len(ids):
-                return Progress(item.id, payload, done=True)
-            after = {**payload, "sent": done + 1}
-            last = done + 1 >= len(ids)
-            paper = papers.get(int(ids[done]))
-            reply = alert(self._catalog, paper, audience) if paper else None
-            if reply is None:  # muted or unfollowed since: skip it
-                return Progress(item.id, after, done=last)
-            return Job(item, chat, reply, None, after, last)
-        if item.kind == "digest":
-            weekly = chat.digest_mode.value == "weekly"
-            title = "Your weekly digest" if weekly else "Your daily digest"
-            found = [papers[int(i)] for i in payload.get("papers", []) if int(i) in papers]
-            reply = digest(self._catalog, found, audience, title, momentum)
-        else:
-            text = payload.get("text")
-            reply = Reply.text(str(text)) if text else None
-        if reply is None:
-            return Progress(item.id, payload, done=True)
-        part = int(payload.get("parts_sent", 0))
-        return Job(item, chat, reply, part, {**payload, "parts_sent": part + 1}, False)
 
     async def _deliver(self, job: Job, before: asyncio.Task[int] | None) -> int:
         """Send one job after the chat's previous one; returns the messages sent."""
@@ -282,7 +224,7 @@ class Deliverer:
         if messenger is None:
             await self._later(item, now + timedelta(minutes=1), f"no {chat.platform} adapter here")
             return 0
-        if item.kind == "alert" and (until := quiet_until(chat, now)) is not None:
+        if item.kind == OutboxKind.ALERT and (until := quiet_until(chat, now)) is not None:
             await self._later(item, until, "quiet hours")
             return 0
         parts = messenger.render(chat, job.reply)
@@ -336,7 +278,9 @@ class Deliverer:
         self, uow: UnitOfWork, items: list[OutboxItem], subs: dict[int, list[Subscription]]
     ) -> dict[str, str]:
         """Momentum sentences for the topics of the digests in this batch (tag -> text)."""
-        tags = {s.tag for i in items if i.kind == "digest" for s in subs.get(i.chat_id, ())}
+        tags = {
+            s.tag for i in items if i.kind == OutboxKind.DIGEST for s in subs.get(i.chat_id, ())
+        }
         if not tags:
             return {}
         today = self._clock().date()
@@ -371,48 +315,3 @@ class Deliverer:
                 when = min(now + timedelta(seconds=backoff(item.attempts)), give_up_at)
                 await uow.outbox.failed(item.id, when, error, now, self._process_id)
             await uow.commit()
-
-
-async def fold_due_digests(
-    uow_factory: Callable[[], UnitOfWork], now: datetime, limit: int = 500
-) -> int:
-    """Turn the waiting items of every chat whose digest time has come into a digest.
-
-    Each chat's digest is taken with a compare-and-set (`OutboxRepository.fold_digest`),
-    so two processes folding at once (a poller that lost its lock and does not know it
-    yet, say) never give a chat two digests.
-    """
-    async with uow_factory() as uow:
-        chats = await uow.chats.due_for_digest(now, limit)
-    folded = 0
-    for chat in chats:
-        async with uow_factory() as uow:
-            items = await uow.outbox.fold_digest(
-                chat.id, now, chat.next_digest_at, next_digest_at(chat, now)
-            )
-            if items is None:  # another process took this digest (or it moved)
-                log.info("digest taken elsewhere chat=%s", chat.id)
-                continue
-            if not items and chat.empty_digest_note:
-                await uow.outbox.enqueue_notice(
-                    chat.id, "note", await _nothing_new(uow, chat, now), now
-                )
-            await uow.commit()
-        folded += 1 if items else 0
-    return folded
-
-
-async def _nothing_new(uow: UnitOfWork, chat: Chat, now: datetime) -> str:
-    """The note for an empty digest: no matches, or no mailing at all."""
-    weekly = chat.digest_mode.value == "weekly"
-    announced = await uow.papers.new_since(now - timedelta(days=7 if weekly else 1))
-    period = "this week" if weekly else "since yesterday's digest"
-    if announced:
-        return (
-            f"Nothing new on what you follow {period}: none of the {announced:,} new papers"
-            " arXiv announced matched."
-        )
-    return (
-        f"Nothing new {period}: arXiv announced no new papers (there is no mailing on"
-        " weekends and holidays)."
-    )

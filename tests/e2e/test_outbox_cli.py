@@ -6,7 +6,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.domain import ChatKind, ChatRef, Platform
+from bot.domain import ChatKind, ChatRef, OutboxKind, OutboxStatus, Platform
 from storage.database import Database
 from tests.e2e.test_cli import paperwatch
 
@@ -22,7 +22,7 @@ async def dead_letters(url: str, count: int) -> list[int]:
                 ChatRef(Platform.TELEGRAM, "4242"), ChatKind.PRIVATE
             )
             for n in range(count):
-                await uow.outbox.enqueue_notice(chat.id, "note", f"notice {n}", now)
+                await uow.outbox.enqueue_notice(chat.id, OutboxKind.NOTE, f"notice {n}", now)
             items = await uow.outbox.claim(now, timedelta(minutes=2), 99)
             for item in items:
                 await uow.outbox.mark_dead(item.id, "Permanent: message is too long")
@@ -33,7 +33,7 @@ async def dead_letters(url: str, count: int) -> list[int]:
     return [item.id for item in items]
 
 
-async def counts(url: str) -> dict[str, int]:
+async def counts(url: str) -> dict[OutboxStatus, int]:
     db = Database(url)
     try:
         async with db.uow() as uow:

@@ -12,8 +12,9 @@ import pytest
 from sqlalchemy import text
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line
+from bot.delivery.digests import fold_due_digests
 from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
-from bot.delivery.worker import Deliverer, fold_due_digests
+from bot.delivery.worker import Deliverer
 from bot.domain import (
     AnnounceType,
     Author,

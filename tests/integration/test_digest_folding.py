@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta
 
 from sqlalchemy import func, select
 
-from bot.delivery.worker import fold_due_digests
+from bot.delivery.digests import fold_due_digests
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
 from bot.ingest import store
 from bot.topics.catalog import load_catalog

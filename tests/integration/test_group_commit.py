@@ -6,7 +6,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from bot.delivery.group_commit import GroupCommit
-from bot.domain import ChatKind, ChatRef, Platform
+from bot.domain import ChatKind, ChatRef, OutboxKind, Platform
+from bot.outbox_payloads import NoticePayload
 from storage.database import Database
 from storage.outbox import Progress
 from storage.uow import UnitOfWork
@@ -18,7 +19,7 @@ async def claimed_rows(db: Database, n: int) -> list[int]:
     async with db.uow() as uow:
         chat = await uow.chats.get_or_create(ChatRef(Platform.CONSOLE, "1"), ChatKind.PRIVATE)
         for k in range(n):
-            await uow.outbox.enqueue_notice(chat.id, "spike", f"notice {k}", NOW)
+            await uow.outbox.enqueue_notice(chat.id, OutboxKind.SPIKE, f"notice {k}", NOW)
         items = await uow.outbox.claim(NOW, timedelta(minutes=2), n)
         await uow.commit()
     return [item.id for item in items]
@@ -34,7 +35,10 @@ async def test_concurrent_records_share_transactions(db: Database) -> None:
 
     commits = GroupCommit(counting, lambda: NOW)
     await asyncio.gather(
-        *(commits.record([Progress(i, {"parts_sent": 1}, done=True)]) for i in ids)
+        *(
+            commits.record([Progress(i, NoticePayload("notice", parts_sent=1), done=True)])
+            for i in ids
+        )
     )
     assert 1 <= len(opened) < len(ids) / 2  # the first goes alone, the rest wait together
     async with db.uow() as uow:
@@ -52,7 +56,8 @@ async def test_a_failed_commit_reaches_every_waiter(db: Database) -> None:
 
     commits = GroupCommit(broken, lambda: NOW)
     results = await asyncio.gather(
-        *(commits.record([Progress(i, {}, done=True)]) for i in ids), return_exceptions=True
+        *(commits.record([Progress(i, NoticePayload("notice"), done=True)]) for i in ids),
+        return_exceptions=True,
     )
     assert all(isinstance(r, Broken) for r in results)
     async with db.uow() as uow:

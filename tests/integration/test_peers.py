@@ -9,7 +9,8 @@ import pytest
 
 from bot.adapters.console import CONSOLE_CHAT
 from bot.delivery.peers import Peers, Share, _rate, allot
-from bot.domain import ChatKind
+from bot.domain import ChatKind, OutboxKind
+from bot.outbox_payloads import NoticePayload
 from bot.scheduler import Jobs
 from storage.database import Database
 from storage.outbox import Progress
@@ -54,7 +55,7 @@ async def test_each_worker_claims_only_its_own_chats(db: Database) -> None:
             for n in range(7)
         ]
         for chat in chats:
-            await uow.outbox.enqueue_notice(chat.id, "note", "hello", START)
+            await uow.outbox.enqueue_notice(chat.id, OutboxKind.NOTE, "hello", START)
         await uow.commit()
     claimed: list[set[int]] = []
     for slot in range(3):
@@ -116,7 +117,7 @@ async def test_the_claims_of_a_process_taken_for_dead_are_released(db: Database)
     clock = Clock(START)
     async with db.uow() as uow:
         chat = await uow.chats.get_or_create(CONSOLE_CHAT, ChatKind.PRIVATE)
-        await uow.outbox.enqueue_notice(chat.id, "note", "hello", START)
+        await uow.outbox.enqueue_notice(chat.id, OutboxKind.NOTE, "hello", START)
         await uow.commit()
     killed = Peers(db.uow, "worker", interval=5, clock=clock)
     survivor = Peers(db.uow, "worker", interval=5, clock=clock)
@@ -142,7 +143,7 @@ async def test_the_claims_of_a_process_taken_for_dead_are_released(db: Database)
     # row belongs to the survivor's claim now.
     async with db.uow() as uow:
         await uow.outbox.record(
-            [Progress(item.id, {"text": "hello"}, done=True)], clock(), killed.id
+            [Progress(item.id, NoticePayload("hello"), done=True)], clock(), killed.id
         )
         await uow.outbox.failed(item.id, clock(), "timed out", clock(), killed.id)
         await uow.outbox.retry_at(item.id, clock(), "flood control", killed.id)
@@ -150,7 +151,7 @@ async def test_the_claims_of_a_process_taken_for_dead_are_released(db: Database)
         await uow.commit()
         assert await uow.outbox.counts() == {"sending": 1}
         await uow.outbox.record(
-            [Progress(item.id, {"text": "hello"}, done=True)], clock(), survivor.id
+            [Progress(item.id, NoticePayload("hello"), done=True)], clock(), survivor.id
         )
         await uow.commit()
         assert await uow.outbox.counts() == {"sent": 1}
@@ -160,7 +161,7 @@ async def test_a_process_that_stops_releases_its_claims(db: Database) -> None:
     clock = Clock(START)
     async with db.uow() as uow:
         chat = await uow.chats.get_or_create(CONSOLE_CHAT, ChatKind.PRIVATE)
-        await uow.outbox.enqueue_notice(chat.id, "note", "hello", START)
+        await uow.outbox.enqueue_notice(chat.id, OutboxKind.NOTE, "hello", START)
         await uow.commit()
     stopping = Peers(db.uow, "worker", interval=5, clock=clock)
     await stopping.beat()

@@ -6,10 +6,10 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 
 from bot.adapters.console import handle_line, render_reply
+from bot.domain import PollState
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database
-from storage.repositories import PollState
 
 SATURDAY = datetime(2026, 9, 26, 15, 0, tzinfo=UTC)
 

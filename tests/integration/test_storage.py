@@ -8,9 +8,16 @@ from datetime import UTC, date, datetime
 import pytest
 from sqlalchemy import inspect
 
-from bot.domain import Author, ChatKind, ChatRef, Paper, Platform, SubscriptionKind
+from bot.domain import (
+    Author,
+    ChatKind,
+    ChatRef,
+    Paper,
+    Platform,
+    PollState,
+    SubscriptionKind,
+)
 from storage.database import Database
-from storage.repositories import PollState
 
 TABLES = {
     "chats",

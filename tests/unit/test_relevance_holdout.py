@@ -38,7 +38,7 @@ def test_topic_report_prints_dev_errors_and_never_a_held_out_paper(capsys, monke
         monkeypatch.setattr(
             relevance_report,
             name,
-            lambda split, *a, _real=real: asked.append(split) or _real(split, *a),
+            lambda split, *a, _real=real, **kw: asked.append(split) or _real(split, *a, **kw),
         )
     assert relevance.main(["--topic", slug]) == 0
     out = capsys.readouterr().out
