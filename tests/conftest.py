@@ -1,7 +1,9 @@
 """Shared fixtures: real databases (SQLite always, PostgreSQL when reachable).
 
+`db` is a database migrated to head: on SQLite a copy of one file migrated once a session,
+on PostgreSQL the test's own schema, migrated from empty, and dropped afterwards.
 PostgreSQL tests use PAPERWATCH_TEST_POSTGRES_URL (default: the local server's `test`
-database). Each test gets its own schema, migrated from empty, and dropped afterwards.
+database).
 When the server is unreachable the tests skip with the reason, unless CI=true or
 PAPERWATCH_REQUIRE_POSTGRES=1, in which case they fail.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,6 +27,7 @@ from storage.database import Database
 from tests.postgres import PG_URL
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SQLITE_URL = "sqlite+aiosqlite:///"
 REQUIRE_PG = os.environ.get("CI", "").lower() == "true" or os.environ.get(
     "PAPERWATCH_REQUIRE_POSTGRES"
 ) in ("1", "true")
@@ -71,7 +75,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 async def database_url(backend: str, tmp_path: Path) -> AsyncIterator[tuple[str, dict]]:
     """A URL (and engine options) for an empty database of the chosen backend."""
     if backend == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'test.db'}", {}
+        yield f"{SQLITE_URL}{tmp_path / 'test.db'}", {}
         return
     schema = f"pw_test_{uuid.uuid4().hex[:12]}"
     admin = create_async_engine(PG_URL)
@@ -85,9 +89,28 @@ async def database_url(backend: str, tmp_path: Path) -> AsyncIterator[tuple[str,
         await admin.dispose()
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once a session: `db` copies it rather than migrating
+    every test's database from empty again (a few tenths of a second each)."""
+    path = tmp_path_factory.mktemp("migrated") / "head.db"
+
+    async def migrate() -> None:
+        database = Database(f"{SQLITE_URL}{path}")
+        await database.upgrade()
+        await database.dispose()
+
+    asyncio.run(migrate())
+    # Closing the last connection checkpointed the write-ahead log into the file itself.
+    assert not path.with_name(path.name + "-wal").exists()
+    return path
+
+
 @pytest.fixture
-async def db(database_url: tuple[str, dict]) -> AsyncIterator[Database]:
+async def db(database_url: tuple[str, dict], migrated_sqlite: Path) -> AsyncIterator[Database]:
     url, options = database_url
+    if url.startswith(SQLITE_URL):
+        shutil.copyfile(migrated_sqlite, url.removeprefix(SQLITE_URL))
     database = Database(url, **options)
     await database.upgrade()
     try:

@@ -30,7 +30,12 @@ CHANNEL = Chat(id=2, platform=Platform.SLACK, external_id="T0TEAM:C0PAPERS", kin
 @pytest.fixture
 async def telegram(db: Database) -> AsyncIterator[tuple[FakeTelegram, TelegramMessenger]]:
     with serve_fake_telegram() as fake:
-        settings = Settings(TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_BASE_URL=fake.base_url)
+        settings = Settings(
+            TELEGRAM_BOT_TOKEN=TOKEN,
+            TELEGRAM_API_BASE_URL=fake.base_url,
+            # Not about flood limits: the retry need not wait Telegram's second per chat.
+            TELEGRAM_CHAT_MESSAGES_PER_SECOND=1000,
+        )
         adapter = TelegramAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=load_catalog()))
         await adapter.start(receive_updates=False)
         try:

@@ -63,10 +63,30 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
+#: Flood limits far above Telegram's, for tests that are not about them: the fake enforces
+#: no limit unless a test asks it to, and at Telegram's 1 message a second per chat (20 a
+#: minute per group) a conversation of a few commands spends most of its time waiting.
+FAST_LIMITS = {
+    "TELEGRAM_MESSAGES_PER_SECOND": 10_000,
+    "TELEGRAM_CHAT_MESSAGES_PER_SECOND": 10_000,
+    "TELEGRAM_GROUP_MESSAGES_PER_MINUTE": 10_000,
+}
+
+#: The Settings defaults: Telegram's own limits. A test about them says
+#: `@pytest.mark.parametrize("limits", [TELEGRAM_LIMITS])`, which overrides the fixture.
+TELEGRAM_LIMITS: dict[str, float] = {}
+
+
 @pytest.fixture
-async def bot(db: Database, catalog: Catalog) -> AsyncIterator[Bot]:
+def limits() -> dict[str, float]:
+    """The flood limits the `bot` fixture's limiter keeps."""
+    return FAST_LIMITS
+
+
+@pytest.fixture
+async def bot(db: Database, catalog: Catalog, limits: dict[str, float]) -> AsyncIterator[Bot]:
     with serve_fake_telegram() as fake:
-        settings = Settings(TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_BASE_URL=fake.base_url)
+        settings = Settings(TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_BASE_URL=fake.base_url, **limits)
         ctx = Context(uow=db.uow, catalog=catalog)
         adapter = TelegramAdapter(settings, REGISTRY, ctx)
         deliverer = Deliverer(db.uow, {"telegram": adapter.messenger}, catalog)
@@ -205,6 +225,9 @@ async def test_blocked_chats_are_deactivated_and_come_back(bot: Bot) -> None:
     assert "Sent to a blocked chat" in bot.fake.messages_for(ALICE)[-1].visible_text
 
 
+# The fake enforces Telegram's limits here; the bot must keep them too, or its own pace
+# would draw 429s beyond the four injected ones.
+@pytest.mark.parametrize("limits", [TELEGRAM_LIMITS], ids=["telegram-limits"])
 async def test_a_429_storm_delivers_every_message_exactly_once(bot: Bot) -> None:
     chats = [201, 202, 203]
     for chat_id in chats:
@@ -488,7 +511,9 @@ async def test_group_members_may_change_things_when_the_operator_allows(
 
 async def test_a_flood_of_commands_is_told_to_wait_once(db: Database, catalog: Catalog) -> None:
     with serve_fake_telegram() as fake:
-        settings = Settings(TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_BASE_URL=fake.base_url)
+        settings = Settings(
+            TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_API_BASE_URL=fake.base_url, **FAST_LIMITS
+        )
         limit = CommandRateLimit(per_user=0.001, per_chat=0.001, burst=2)  # no draining
         ctx = Context(uow=db.uow, catalog=catalog, rate_limit=limit)
         adapter = TelegramAdapter(settings, REGISTRY, ctx)
