@@ -10,6 +10,13 @@ every archive, what the poller tags), and the relevance development set (445
 2025-26 AI papers chosen for RL and agent words: the worst case, since most rules
 about agents and RL must run on them). Goal: >= 5,000 papers/s with the full catalog.
 The last line is JSON with every figure.
+
+    .venv/bin/python bench/bench_tagger.py --against OLD.toml   # also: this catalog vs another
+
+`--against` times the bundled catalog and another one (say the catalog of an earlier commit,
+`git show REV:bot/topics/catalog.toml > /tmp/old.toml`) in alternating rounds on the daily
+listing, so that a busy or slow machine affects both alike: the ratio is what a catalog
+edit costs, whatever the absolute figure on the day.
 """
 
 from __future__ import annotations
@@ -61,10 +68,28 @@ def workload(name: str, papers: list, rules: list) -> dict[str, int]:
     return figures
 
 
+def side_by_side(listing: list, rules: list, other: Path, rounds: int = 5) -> dict[str, float]:
+    """Best papers/s of this catalog and of `other`, timed in alternating rounds."""
+    taggers = {"this": Tagger(rules), "other": Tagger(catalog_rules(load_catalog(other)))}
+    best = dict.fromkeys(taggers, 0.0)
+    for _ in range(rounds):
+        for name, tagger in taggers.items():
+            best[name] = max(best[name], rate(tagger, listing, rounds=1))
+    ratio = best["this"] / best["other"]
+    print(f"side by side on the daily listing: this catalog {best['this']:,.0f} papers/s,")
+    print(f"{other}: {best['other']:,.0f} papers/s; this one costs {1 / ratio - 1:+.1%} a paper")
+    return {"this": round(best["this"]), "other": round(best["other"]), "ratio": round(ratio, 3)}
+
+
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", type=Path, help="another catalog TOML to time side by side")
+    args = parser.parse_args()
     rules = list(catalog_rules(load_catalog()))
     listing = list(parse_feed(LISTING.read_bytes()).papers)
+    if args.against:
+        print(json.dumps({"side_by_side": side_by_side(listing, rules, args.against)}))
+        return
     devset = read_json_lines(DEVSET.read_text("utf-8").splitlines())
     figures = {
         "daily_listing": workload("a real daily listing", listing, rules),
