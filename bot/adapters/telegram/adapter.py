@@ -1,42 +1,21 @@
 """Telegram, through python-telegram-bot: translate at the edge, nothing else.
 
 Updates become neutral `Command`s for the shared handlers; `Reply`s come back as
-escaped HTML (see `bot.delivery.telegram_render`) with signed inline buttons. The
-same rate limiter (`telegram_limits`) spaces replies and outbox deliveries under
-Telegram's flood limits and retries after its `retry_after` when it answers 429.
+escaped HTML (see `render`) with signed inline buttons. The same rate limiter
+(`limits`) spaces replies and outbox deliveries (`messenger`) under Telegram's flood
+limits and retries after its `retry_after` when it answers 429.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import date
-from functools import lru_cache
-from typing import Any
+from dataclasses import replace
 
-from telegram import (
-    BotCommand,
-    CallbackQuery,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
-    LinkPreviewOptions,
-    Message,
-    Update,
-    User,
-)
+from telegram import BotCommand, CallbackQuery, Message, Update, User
 from telegram import Chat as TgChat
-from telegram.constants import ChatMemberStatus, ParseMode
-from telegram.error import (
-    BadRequest,
-    ChatMigrated,
-    Forbidden,
-    InvalidToken,
-    NetworkError,
-    RetryAfter,
-    TimedOut,
-)
+from telegram.constants import ChatMemberStatus
+from telegram.error import InvalidToken
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -46,13 +25,13 @@ from telegram.ext import (
     filters,
 )
 
-from bot.adapters.telegram_http import AiohttpRequest
-from bot.adapters.telegram_limits import MAX_IN_FLIGHT, TelegramRateLimiter, seconds
+from bot.adapters.telegram.limits import MAX_IN_FLIGHT, TelegramRateLimiter
+from bot.adapters.telegram.messenger import TelegramMessenger, send
+from bot.adapters.telegram.render import popup, to_messages
+from bot.adapters.telegram.transport import AiohttpRequest
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
-from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
-from bot.delivery.telegram_render import render
-from bot.domain import Button, Chat, ChatKind, ChatRef, Command, Platform, Reply, Role
+from bot.domain import ChatKind, ChatRef, Command, Platform, Reply, Role
 from handlers.base import Context, Registry, RoleLookup, not_a_command
 from handlers.momentum import momentum_chart
 from handlers.text import parse_command
@@ -65,89 +44,11 @@ _KINDS = {
     TgChat.SUPERGROUP: ChatKind.GROUP,
     TgChat.CHANNEL: ChatKind.CHANNEL,
 }
-_GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is deactivated")
-_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # frozen, so one serves every send
 _ADMINS = (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
-POPUP_CHARS = 200  # answerCallbackQuery's text limit
 # HTTP connections to the Bot API: the limiter's sends in flight, plus a few for the
 # requests about no chat (answerCallbackQuery, getChatMember, ...) so that those never
 # wait for a free connection.
 CONNECTION_POOL_SIZE = MAX_IN_FLIGHT + 4
-
-
-@dataclass(frozen=True, slots=True)
-class TelegramMessage:
-    html: str
-    markup: InlineKeyboardMarkup | None
-
-
-@lru_cache(maxsize=4096)
-def _cell(button: Button, chat_id: str, key: bytes, on: date) -> InlineKeyboardButton | None:
-    """A chat's signed button, issued `on` a day. Cached: a chat's alerts repeat most of
-    their buttons (its topic's "Latest" and "Unfollow", the same "Mute"s), and PTB objects
-    are costly to build; they are frozen, so one can serve every message that shows it."""
-    data = buttons.encode(button, chat_id, key, on=on)
-    return None if data is None else InlineKeyboardButton(button.text[:64], callback_data=data)
-
-
-def keyboard(reply: Reply, chat_id: str, key: bytes) -> InlineKeyboardMarkup | None:
-    rows, on = [], buttons.today()
-    for row in reply.buttons:
-        cells = [cell for button in row if (cell := _cell(button, chat_id, key, on)) is not None]
-        if cells:
-            rows.append(cells)
-    return InlineKeyboardMarkup(rows) if rows else None
-
-
-def to_messages(reply: Reply, chat_id: str, key: bytes) -> list[TelegramMessage]:
-    """HTML messages within Telegram's limits; the buttons go on the last one."""
-    texts = render(reply)
-    markup = keyboard(reply, chat_id, key)
-    return [
-        TelegramMessage(text, markup if i == len(texts) - 1 else None)
-        for i, text in enumerate(texts)
-    ]
-
-
-class TelegramMessenger:
-    """The outbox's way into Telegram: PTB errors become delivery meanings."""
-
-    platform = Platform.TELEGRAM
-
-    def __init__(self, application: Application, key: bytes) -> None:
-        self._app = application
-        self._key = key
-
-    def render(self, chat: Chat, reply: Reply) -> Sequence[TelegramMessage]:
-        return to_messages(reply, chat.external_id, self._key)
-
-    async def deliver(self, chat: Chat, message: object) -> None:
-        assert isinstance(message, TelegramMessage)
-        try:
-            # A 429 goes back to the outbox (the row waits `retry_after`), rather than
-            # holding the row's claim in the limiter past its lease.
-            await send(self._app.bot, int(chat.external_id), message, retries=0)
-        except RetryAfter as exc:
-            raise RateLimited(seconds(exc.retry_after), "Telegram flood control") from exc
-        except ChatMigrated as exc:
-            raise ChatMoved(str(exc.new_chat_id)) from exc
-        except Forbidden as exc:
-            raise RecipientGone(exc.message) from exc
-        except BadRequest as exc:
-            if any(reason in exc.message.lower() for reason in _GONE):
-                raise RecipientGone(exc.message) from exc
-            # Any other 400 ("can't parse entities", "message is too long", a bad
-            # button) refuses this message as it is: retrying cannot help.
-            raise Permanent(exc.message) from exc
-        except (TimedOut, NetworkError) as exc:
-            raise Transient(str(exc)) from exc
-
-
-def popup(reply: Reply) -> str:
-    """A reply as the plain text of a callback answer's alert (at most 200 characters)."""
-    parts = [*reply.lines, *(f"• {item.paper.title}" for item in reply.papers)]
-    text = "\n".join(parts)
-    return text if len(text) <= POPUP_CHARS else text[: POPUP_CHARS - 1].rstrip() + "…"
 
 
 async def _role_or_member(lookup: RoleLookup) -> Role:
@@ -156,20 +57,6 @@ async def _role_or_member(lookup: RoleLookup) -> Role:
     except Exception:
         log.warning("telegram role lookup failed; treated as a member", exc_info=True)
         return Role.MEMBER
-
-
-async def send(
-    bot: Any, chat_id: int, message: TelegramMessage, *, retries: int | None = None
-) -> Message:
-    """Send one message; `retries` after a 429 (None: the limiter's default)."""
-    return await bot.send_message(
-        chat_id=chat_id,
-        text=message.html,
-        parse_mode=ParseMode.HTML,
-        link_preview_options=_NO_PREVIEW,
-        reply_markup=message.markup,
-        rate_limit_args=retries,
-    )
 
 
 class TelegramAdapter:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import ClientError, web
+from aiohttp import web
 from slack_bolt import BoltResponse
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
@@ -25,86 +25,18 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack.commands import SLASH_COMMAND, chat_key
+from bot.adapters.slack.limits import KeyedLimiter
+from bot.adapters.slack.messenger import SlackMessenger
+from bot.adapters.slack.render import MAX_BLOCKS, escape, paragraphs, render
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
-from bot.delivery.limits import KeyedLimiter
-from bot.delivery.messenger import Permanent, RateLimited, RecipientGone, Transient
-from bot.delivery.slack_render import MAX_BLOCKS, escape, paragraphs, render
-from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply, Role
+from bot.domain import ChatKind, ChatRef, Command, Platform, Reply, Role
 from handlers.base import Context, Registry, RoleLookup
 from handlers.momentum import momentum_chart
 from handlers.text import parse_command
 
 log = logging.getLogger(__name__)
-
-SLASH_COMMAND = "/paperwatch"
-GONE = {"channel_not_found", "not_in_channel", "is_archived", "account_inactive", "invalid_auth"}
-
-
-def chat_key(team: str, channel: str | None, user: str) -> str:
-    """Channels own their subscriptions; in a DM (or the Home tab) the person does."""
-    if channel and not channel.startswith("D"):
-        return f"{team}:{channel}"
-    return f"{team}:{user}"
-
-
-def destination(chat: Chat) -> str:
-    """Where to post for a chat: its channel id, or the person's user id (a DM)."""
-    return chat.external_id.split(":", 1)[-1]
-
-
-class SlackMessenger:
-    """The outbox's way into Slack: slack_sdk errors become delivery meanings."""
-
-    platform = Platform.SLACK
-
-    def __init__(self, client: AsyncWebClient, key: bytes, limiter: KeyedLimiter) -> None:
-        self._client = client
-        self._key = key
-        self._limiter = limiter
-
-    def render(self, chat: Chat, reply: Reply) -> Sequence[dict[str, Any]]:
-        return render(reply, lambda button: buttons.encode(button, chat.external_id, self._key))
-
-    async def deliver(self, chat: Chat, message: object) -> None:
-        assert isinstance(message, dict)
-        channel = destination(chat)
-        try:
-            async with self._limiter(channel):
-                await self._client.chat_postMessage(
-                    channel=channel, unfurl_links=False, unfurl_media=False, **message
-                )
-        except SlackApiError as exc:
-            raise _meaning(exc) from exc
-        except (ClientError, TimeoutError) as exc:
-            raise Transient(str(exc)) from exc
-
-
-def _meaning(exc: SlackApiError) -> Exception:
-    error = str(exc.response.get("error", ""))
-    if error in GONE:
-        return RecipientGone(error)
-    if error == "ratelimited" or exc.response.status_code == 429:
-        return RateLimited(float(exc.response.headers.get("Retry-After", 1)), "Slack rate limit")
-    if error in _REFUSED_FOR_GOOD:  # this message as it is: retrying cannot help
-        return Permanent(f"Slack refused the message: {error}")
-    return Transient(f"Slack refused the message: {error}")
-
-
-# chat.postMessage errors about the message itself (docs.slack.dev, chat.postMessage).
-_REFUSED_FOR_GOOD = frozenset(
-    {
-        "invalid_blocks",
-        "invalid_blocks_format",
-        "msg_too_long",
-        "msg_blocks_too_long",
-        "no_text",
-        "too_many_attachments",
-        "invalid_attachments",
-        "invalid_arguments",
-        "markdown_text_conflict",
-    }
-)
 
 
 class SlackAdapter:
