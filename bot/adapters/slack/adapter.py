@@ -25,16 +25,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.commands import SLASH_COMMAND, chat_key
+from bot.adapters.slack.commands import SLASH_COMMAND, chat_key, origin, to_command
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.messenger import SlackMessenger
 from bot.adapters.slack.render import MAX_BLOCKS, escape, paragraphs, render
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
-from bot.domain import ChatKind, ChatRef, Command, Platform, Reply, Role
+from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from handlers.base import Context, Registry, RoleLookup
 from handlers.momentum import momentum_chart
-from handlers.text import parse_command
 
 log = logging.getLogger(__name__)
 
@@ -135,14 +134,13 @@ class SlackAdapter:
                 self._seen_events.popitem(last=False)
         return await next()
 
-    def _known_role(self, user: str, is_channel: bool) -> Role:
-        """A DM (or the Home tab) is the person's own. In a channel anyone may change it,
-        unless SLACK_ADMINS_ONLY: then the listed SLACK_ALLOWED_USERS, or `_lookup`."""
-        if not is_channel:
-            return Role.OWNER
-        if not self._settings.slack_admins_only or user in self._settings.slack_allowed_users:
-            return Role.ADMIN
-        return Role.MEMBER
+    def _to_command(self, payload: dict[str, Any], button: Button | None = None) -> Command | None:
+        return to_command(
+            payload,
+            admins_only=self._settings.slack_admins_only,
+            allowed_users=self._settings.slack_allowed_users,
+            button=button,
+        )
 
     def _lookup(self, user: str) -> RoleLookup:
         """Workspace admins and owners (users.info) administer every channel."""
@@ -158,24 +156,16 @@ class SlackAdapter:
         self, ack: Callable[..., Awaitable[None]], command: dict[str, Any]
     ) -> None:
         await ack()  # within Slack's 3 seconds; the work happens after
-        team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
-        is_channel = not channel.startswith("D")
-        ref = ChatRef(Platform.SLACK, chat_key(team, channel, user))
-        text = (command.get("text") or "").strip() or "help"
-        parsed = parse_command(
-            "/" + text,
-            ref,
-            chat_kind=ChatKind.CHANNEL if is_channel else ChatKind.PRIVATE,
-            user_id=user,
-            role=self._known_role(user, is_channel),
-        )
+        where = origin(command)
+        parsed = self._to_command(command)
         if parsed is None:
             reply = Reply.text(f"Try `{SLASH_COMMAND} help`.", is_error=True)
         else:
-            reply = await self._registry.dispatch(parsed, self._ctx, lookup_role=self._lookup(user))
-        await self._answer(ref, channel, user, reply)
-        if not is_channel and reply.changes_chat:
-            await self.publish_home(team, user)
+            lookup = self._lookup(where.user)
+            reply = await self._registry.dispatch(parsed, self._ctx, lookup_role=lookup)
+        await self._answer(where.chat, where.where, where.user, reply)
+        if not where.is_channel and reply.changes_chat:
+            await self.publish_home(where.team, where.user)
 
     async def _answer(self, ref: ChatRef, channel: str, user: str, reply: Reply) -> None:
         """In the channel when the channel changed; otherwise only to the person."""
@@ -205,30 +195,20 @@ class SlackAdapter:
 
     async def _on_button(self, ack: Callable[..., Awaitable[None]], body: dict[str, Any]) -> None:
         await ack()
-        team = (body.get("team") or {}).get("id", "")
-        user = (body.get("user") or {}).get("id", "")
-        channel = (body.get("channel") or {}).get("id")
+        where = origin(body)
         actions = body.get("actions") or [{}]
-        key = chat_key(team, channel, user)
-        button = buttons.decode(str(actions[0].get("value") or ""), key, self.key)
-        where = channel or user
-        if button is None:
+        value = str(actions[0].get("value") or "")
+        button = buttons.decode(value, where.chat.external_id, self.key)
+        command = self._to_command(body, button) if button is not None else None
+        if command is None:
             reply = Reply.text("This button is not valid here; nothing was changed.", is_error=True)
-            await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
+            await self._answer(where.chat, where.where, where.user, reply)
             return
-        is_channel = bool(channel) and not str(channel).startswith("D")
-        command = Command(
-            name=button.action.value,  # each action is the command of that name
-            args=button.arg,
-            chat=ChatRef(Platform.SLACK, key),
-            chat_kind=ChatKind.CHANNEL if is_channel else ChatKind.PRIVATE,
-            user_id=user,
-            role=self._known_role(user, is_channel),
-        )
-        reply = await self._registry.dispatch(command, self._ctx, lookup_role=self._lookup(user))
-        await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
-        if not channel or channel.startswith("D"):
-            await self.publish_home(team, user)
+        lookup = self._lookup(where.user)
+        reply = await self._registry.dispatch(command, self._ctx, lookup_role=lookup)
+        await self._answer(where.chat, where.where, where.user, reply)
+        if not where.is_channel:
+            await self.publish_home(where.team, where.user)
 
     async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("tab", "home") == "home":

@@ -12,7 +12,7 @@ import contextlib
 import logging
 from dataclasses import replace
 
-from telegram import BotCommand, CallbackQuery, Message, Update, User
+from telegram import BotCommand, CallbackQuery, Update, User
 from telegram import Chat as TgChat
 from telegram.constants import ChatMemberStatus
 from telegram.error import InvalidToken
@@ -25,25 +25,19 @@ from telegram.ext import (
     filters,
 )
 
+from bot.adapters.telegram.commands import to_command
 from bot.adapters.telegram.limits import MAX_IN_FLIGHT, TelegramRateLimiter
 from bot.adapters.telegram.messenger import TelegramMessenger, send
 from bot.adapters.telegram.render import popup, to_messages
 from bot.adapters.telegram.transport import AiohttpRequest
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
-from bot.domain import ChatKind, ChatRef, Command, Platform, Reply, Role
+from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from handlers.base import Context, Registry, RoleLookup, not_a_command
 from handlers.momentum import momentum_chart
-from handlers.text import parse_command
 
 log = logging.getLogger(__name__)
 
-_KINDS = {
-    TgChat.PRIVATE: ChatKind.PRIVATE,
-    TgChat.GROUP: ChatKind.GROUP,
-    TgChat.SUPERGROUP: ChatKind.GROUP,
-    TgChat.CHANNEL: ChatKind.CHANNEL,
-}
 _ADMINS = (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 # HTTP connections to the Bot API: the limiter's sends in flight, plus a few for the
 # requests about no chat (answerCallbackQuery, getChatMember, ...) so that those never
@@ -139,23 +133,13 @@ class TelegramAdapter:
 
     # --- updates -------------------------------------------------------------------
 
-    def _known_role(self, chat: TgChat, message: Message | None) -> Role:
-        """The caller's role as far as the update itself tells, without asking Telegram.
-
-        `message` is the command's own message (None for a button press, whose message is
-        the bot's). A private chat is its person's own; a message sent as the chat itself
-        is a channel's post (only its administrators post) or a group's anonymous
-        administrator. With TELEGRAM_GROUP_ADMINS_ONLY off every group member may change
-        the group; channels always need an administrator.
-        """
-        if chat.type == TgChat.PRIVATE:
-            return Role.OWNER
-        sender = message.sender_chat if message is not None else None
-        if sender is not None and sender.id == chat.id:
-            return Role.ADMIN
-        if chat.type != TgChat.CHANNEL and not self._settings.telegram_group_admins_only:
-            return Role.ADMIN
-        return Role.MEMBER
+    def _to_command(self, update: Update, button: Button | None = None) -> Command | None:
+        return to_command(
+            update,
+            bot_username=self.application.bot.username,
+            group_admins_only=self._settings.telegram_group_admins_only,
+            button=button,
+        )
 
     @staticmethod
     def _lookup(chat: TgChat, user: User | None) -> RoleLookup | None:
@@ -177,14 +161,7 @@ class TelegramAdapter:
         user = update.effective_user
         if user is not None and user.is_bot:
             return  # other bots are not our audience
-        command = parse_command(
-            message.text,
-            ChatRef(Platform.TELEGRAM, str(chat.id)),
-            chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
-            user_id=str(user.id) if user else None,
-            role=self._known_role(chat, message),
-            bot_username=self.application.bot.username,
-        )
+        command = self._to_command(update)
         if command is None:
             if chat.type == TgChat.PRIVATE:
                 await self._reply(chat.id, not_a_command())
@@ -212,19 +189,12 @@ class TelegramAdapter:
         button = (
             buttons.decode(query.data or "", str(chat.id), self.key) if chat is not None else None
         )
-        if button is None or chat is None:
+        command = self._to_command(update, button) if button is not None else None
+        if command is None or chat is None:
             await query.answer(
                 "This button is not valid here; nothing was changed.", show_alert=True
             )
             return
-        command = Command(
-            name=button.action.value,  # each action is the command of that name
-            args=button.arg,
-            chat=ChatRef(Platform.TELEGRAM, str(chat.id)),
-            chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
-            user_id=str(query.from_user.id),
-            role=self._known_role(chat, None),
-        )
         lookup = self._lookup(chat, query.from_user)
         if chat.type == TgChat.CHANNEL and lookup is not None:
             # A post in a channel reaches every subscriber: whether this press may post
