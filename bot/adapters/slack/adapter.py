@@ -26,14 +26,16 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.commands import SLASH_COMMAND, chat_key, origin, to_command
+from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.messenger import SlackMessenger
-from bot.adapters.slack.render import MAX_BLOCKS, escape, paragraphs, render
+from bot.adapters.slack.render import render
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from handlers.base import Context, Registry, RoleLookup
 from handlers.momentum import momentum_chart
+from handlers.overview import overview
 
 log = logging.getLogger(__name__)
 
@@ -217,31 +219,12 @@ class SlackAdapter:
     async def publish_home(self, team: str, user: str) -> None:
         """The person's Home tab: what they follow and mute, and how papers reach them."""
         ref = ChatRef(Platform.SLACK, chat_key(team, None, user))
-
-        async def show(name: str) -> Reply:  # the bot's own reads: not counted as commands
-            command = Command(name, "", ref, user_id=user, role=Role.OWNER)
-            return await self._registry.dispatch(command, self._ctx, limited=False)
-
-        reply, settings, muted = await show("list"), await show("digest"), await show("muted")
-        blocks: list[dict[str, Any]] = [
-            {"type": "header", "text": {"type": "plain_text", "text": "paperwatch"}},
-        ]
-        for part in (reply, muted, settings):
-            blocks += paragraphs(part.lines)
-        blocks.append(
-            {
-                "type": "context",
-                "elements": [
-                    {
-                        "type": "mrkdwn",
-                        "text": escape(f"Change it with {SLASH_COMMAND} follow, mute, digest ..."),
-                    }
-                ],
-            }
-        )
         try:
-            await self.client.views_publish(
-                user_id=user, view={"type": "home", "blocks": blocks[: MAX_BLOCKS * 2]}
-            )
+            view = home_view(await overview(ref, self._ctx))
+        except Exception:
+            log.exception("slack home tab not built user=%s", user)
+            return
+        try:
+            await self.client.views_publish(user_id=user, view=view)
         except SlackApiError as exc:
             log.warning("slack home tab not published user=%s: %s", user, exc.response.get("error"))
