@@ -69,7 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-from bot.adapters.telegram import TelegramAdapter  # noqa: E402
+from bot.adapters.telegram.adapter import TelegramAdapter  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.delivery.worker import Deliverer  # noqa: E402
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind  # noqa: E402

@@ -19,8 +19,8 @@ from typing import TextIO
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import ConsoleMessenger, run_console
-from bot.adapters.slack import SlackAdapter
-from bot.adapters.telegram import TelegramAdapter
+from bot.adapters.slack.adapter import SlackAdapter
+from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.arxiv.client import ArxivClient
 from bot.arxiv.poller import Poller
 from bot.config import Settings, StartupError

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from rapidfuzz import process
 
 from bot.delivery.schedule import WEEKDAYS, next_digest_at, parse_hhmm
-from bot.domain import Chat, Command, DigestMode, Reply
+from bot.domain import Chat, Command, DigestMode, Reply, Subscription
 from bot.topics.resolve import resolve_topic
 from handlers.base import CommandSpec, Context, with_args
 from handlers.subscriptions import unknown_topic, usage_error
@@ -80,13 +81,18 @@ def _parse_digest(args: str) -> dict[str, object]:
     raise ValueError(f"I don't understand {args!r}.")
 
 
+def settings_lines(chat: Chat | None) -> tuple[str, ...]:
+    """How papers reach a chat, and how to change it: what /digest alone shows."""
+    current = _describe(chat) if chat else "A daily digest at 08:00, time zone UTC (default)."
+    return (current, f"Change it with {DIGEST.usage}")
+
+
 async def digest(cmd: Command, ctx: Context) -> Reply:
     """Choose instant alerts, a daily or weekly digest, or nothing."""
     if not cmd.args:
         async with ctx.uow() as uow:
             chat = await uow.chats.get(cmd.chat)
-        current = _describe(chat) if chat else "A daily digest at 08:00, time zone UTC (default)."
-        return Reply.text(current, f"Change it with {DIGEST.usage}")
+        return Reply(lines=settings_lines(chat))
     try:
         values = _parse_digest(cmd.args)
     except ValueError as exc:
@@ -255,21 +261,28 @@ async def unmute(cmd: Command, ctx: Context) -> Reply:
     return Reply(lines=(f"Unmuted {resolution.topic.name}.",), changes_chat=True)
 
 
-async def muted(cmd: Command, ctx: Context) -> Reply:
-    """List the muted tags."""
-    async with ctx.uow() as uow:
-        chat = await uow.chats.get(cmd.chat)
-        mutes = await uow.mutes.for_chat(chat.id) if chat else []
-        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+def muted_lines(
+    mutes: Sequence[tuple[str, str]], subs: Sequence[Subscription], ctx: Context
+) -> tuple[str, ...]:
+    """A chat's muted tags (each `(tag, scope)`), named: what /muted shows."""
     if not mutes:
-        return Reply.text("Nothing is muted.", f"Usage: {MUTE.usage}")
+        return ("Nothing is muted.", f"Usage: {MUTE.usage}")
     labels = {s.tag: s.label for s in subs}
     lines = ["Muted:"]
     for tag, scope in sorted(mutes):
         topic = ctx.catalog.by_slug(tag)
         name = topic.name if topic else tag
         lines.append(f"• {name}" + (f" (in {labels.get(scope, scope)})" if scope else ""))
-    return Reply(lines=tuple(lines))
+    return tuple(lines)
+
+
+async def muted(cmd: Command, ctx: Context) -> Reply:
+    """List the muted tags."""
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        mutes = await uow.mutes.for_chat(chat.id) if chat else []
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+    return Reply(lines=muted_lines(mutes, subs, ctx))
 
 
 DIGEST = CommandSpec(

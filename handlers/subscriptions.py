@@ -243,6 +243,17 @@ def _list_line(sub: Subscription) -> str:
     return "• your query: " + _shorten(sub.target)
 
 
+def following_lines(subs: Sequence[Subscription], page: int = 1) -> tuple[str, ...]:
+    """What a chat follows, one page (`page` within the list): what /list shows."""
+    if not subs:
+        return ("You don't follow any topic yet.", f"Try: /follow {EXAMPLE_TOPIC}")
+    pages = -(-len(subs) // LIST_PAGE)
+    shown = subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
+    more = f": /list {page + 1} for more" if page < pages else "."
+    footer = (f"Page {page} of {pages}{more}",) if pages > 1 else ()
+    return (f"You follow {len(subs)} topic(s):", *map(_list_line, shown), *footer)
+
+
 async def list_(cmd: Command, ctx: Context) -> Reply:
     """Show what this chat follows, `LIST_PAGE` subscriptions a page: /list [page]."""
     page = _page_number(cmd.args) if cmd.args else 1
@@ -251,22 +262,14 @@ async def list_(cmd: Command, ctx: Context) -> Reply:
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
-    if not subs:
-        return Reply.text("You don't follow any topic yet.", f"Try: /follow {EXAMPLE_TOPIC}")
     pages = -(-len(subs) // LIST_PAGE)
-    if page > pages:
+    if subs and page > pages:  # with nothing followed, every page says so
         return usage_error(LIST.usage, f"There is no page {page}: the list has {pages}.")
-    shown = subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
-    lines = [f"You follow {len(subs)} topic(s):"]
-    lines += [_list_line(s) for s in shown]
-    if pages > 1:
-        more = f": /list {page + 1} for more" if page < pages else "."
-        lines.append(f"Page {page} of {pages}{more}")
     return Reply(
-        lines=tuple(lines),
+        lines=following_lines(subs, page),
         buttons=tuple(
             (Button(_shorten(f"Unfollow {s.label}", 60), Action.UNFOLLOW, s.target),)
-            for s in shown
+            for s in subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
             if s.kind is SubscriptionKind.TOPIC
         ),
     )

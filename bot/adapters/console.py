@@ -11,7 +11,17 @@ import asyncio
 import unicodedata
 from typing import TextIO
 
-from bot.domain import Chat, ChatKind, ChatRef, PaperItem, Platform, Reply, Role, paper_affiliations
+from bot.domain import (
+    Chat,
+    ChatKind,
+    ChatRef,
+    Command,
+    PaperItem,
+    Platform,
+    Reply,
+    Role,
+    paper_affiliations,
+)
 from handlers.base import Context, Registry, not_a_command
 from handlers.text import parse_command
 
@@ -77,13 +87,18 @@ def render_reply(reply: Reply) -> str:
     return _safe("\n".join(parts))
 
 
+def to_command(line: str) -> Command | None:
+    """A typed line as a command, None if it is none; the terminal's user owns its chat."""
+    return parse_command(
+        line, CONSOLE_CHAT, chat_kind=ChatKind.PRIVATE, user_id="console", role=Role.OWNER
+    )
+
+
 async def handle_line(line: str, registry: Registry, ctx: Context) -> Reply | None:
     """One line in, one reply out (None for a blank line)."""
     if not line.strip():
         return None
-    command = parse_command(  # the terminal's user owns its chat
-        line, CONSOLE_CHAT, chat_kind=ChatKind.PRIVATE, user_id="console", role=Role.OWNER
-    )
+    command = to_command(line)
     if command is None:
         return not_a_command()
     return await registry.dispatch(command, ctx)

@@ -9,10 +9,11 @@ from collections.abc import AsyncIterator
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack import SlackMessenger
-from bot.adapters.telegram import TelegramAdapter, TelegramMessenger
+from bot.adapters.slack.limits import KeyedLimiter
+from bot.adapters.slack.messenger import SlackMessenger
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.messenger import TelegramMessenger
 from bot.config import Settings
-from bot.delivery.limits import KeyedLimiter
 from bot.delivery.messenger import DeliveryError, Permanent, RecipientGone, Transient
 from bot.domain import Chat, ChatKind, Platform, Reply
 from bot.topics.catalog import load_catalog

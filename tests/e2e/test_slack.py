@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime
 import httpx
 import pytest
 
-from bot.adapters.slack import SlackAdapter
+from bot.adapters.slack.adapter import SlackAdapter
 from bot.config import Settings, StartupError
 from bot.delivery.messenger import RateLimited
 from bot.delivery.worker import Deliverer

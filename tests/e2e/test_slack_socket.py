@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot.adapters.slack import SlackAdapter
+from bot.adapters.slack.adapter import SlackAdapter
 from bot.config import Settings
 from bot.domain import ChatRef, Platform
 from bot.topics.catalog import Catalog, load_catalog

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime
 import httpx
 import pytest
 
-from bot.adapters.telegram import TelegramAdapter
+from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.config import Settings, StartupError
 from bot.delivery.worker import Deliverer
 from bot.domain import Author, ChatRef, DigestMode, Paper, Platform

@@ -20,7 +20,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, NetworkError, TimedOut
 from telegram.request import BaseRequest
 
-from bot.adapters.telegram_http import AiohttpRequest
+from bot.adapters.telegram.transport import AiohttpRequest
 from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
 
 TOKEN = "123456:HTTP-test"

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bot.delivery.limits import KeyedLimiter
+from bot.adapters.slack.limits import KeyedLimiter
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import yaml
 
-from bot.adapters.slack import SLASH_COMMAND
+from bot.adapters.slack.commands import SLASH_COMMAND
 
-MANIFEST = Path(__file__).parents[2] / "slack" / "manifest.yaml"
+MANIFEST = Path(__file__).parents[2] / "bot" / "adapters" / "slack" / "manifest.yaml"
 
 
 def test_manifest_declares_what_the_app_uses() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.delivery.slack_render import MAX_BLOCKS, MAX_MESSAGE_CHARS, MAX_SECTION, render
+from bot.adapters.slack.render import MAX_BLOCKS, MAX_MESSAGE_CHARS, MAX_SECTION, render
 from bot.domain import Reply
 
 

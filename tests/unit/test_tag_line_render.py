@@ -12,8 +12,10 @@ import re
 import pytest
 
 from bot.adapters.console import render_reply
-from bot.adapters.telegram import to_messages
-from bot.delivery import buttons, slack_render, telegram_render
+from bot.adapters.slack import render as slack_render
+from bot.adapters.telegram import render as telegram_render
+from bot.adapters.telegram.render import to_messages
+from bot.delivery import buttons
 from bot.delivery.content import Audience, alert, digest
 from bot.domain import Action, Paper, PaperItem, Reply, Subscription, SubscriptionKind, slugify
 from bot.ingest import rule_tags, sample_papers

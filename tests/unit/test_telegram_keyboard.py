@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from bot.adapters.telegram import to_messages
+from bot.adapters.telegram.render import to_messages
 from bot.delivery import buttons
 from bot.delivery.content import Audience, alert
 from bot.domain import Action, Author, Paper, Subscription, SubscriptionKind

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from telegram.error import RetryAfter
 
-from bot.adapters.telegram_limits import TelegramRateLimiter
+from bot.adapters.telegram.limits import TelegramRateLimiter
 
 
 class VirtualTime:

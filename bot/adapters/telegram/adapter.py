@@ -1,42 +1,21 @@
 """Telegram, through python-telegram-bot: translate at the edge, nothing else.
 
 Updates become neutral `Command`s for the shared handlers; `Reply`s come back as
-escaped HTML (see `bot.delivery.telegram_render`) with signed inline buttons. The
-same rate limiter (`telegram_limits`) spaces replies and outbox deliveries under
-Telegram's flood limits and retries after its `retry_after` when it answers 429.
+escaped HTML (see `render`) with signed inline buttons. The same rate limiter
+(`limits`) spaces replies and outbox deliveries (`messenger`) under Telegram's flood
+limits and retries after its `retry_after` when it answers 429.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import date
-from functools import lru_cache
-from typing import Any
+from dataclasses import replace
 
-from telegram import (
-    BotCommand,
-    CallbackQuery,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
-    LinkPreviewOptions,
-    Message,
-    Update,
-    User,
-)
+from telegram import BotCommand, CallbackQuery, Update, User
 from telegram import Chat as TgChat
-from telegram.constants import ChatMemberStatus, ParseMode
-from telegram.error import (
-    BadRequest,
-    ChatMigrated,
-    Forbidden,
-    InvalidToken,
-    NetworkError,
-    RetryAfter,
-    TimedOut,
-)
+from telegram.constants import ChatMemberStatus
+from telegram.error import InvalidToken
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -46,108 +25,24 @@ from telegram.ext import (
     filters,
 )
 
-from bot.adapters.telegram_http import AiohttpRequest
-from bot.adapters.telegram_limits import MAX_IN_FLIGHT, TelegramRateLimiter, seconds
+from bot.adapters.telegram.commands import to_command
+from bot.adapters.telegram.limits import MAX_IN_FLIGHT, TelegramRateLimiter
+from bot.adapters.telegram.messenger import TelegramMessenger, send
+from bot.adapters.telegram.render import popup, to_messages
+from bot.adapters.telegram.transport import AiohttpRequest
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
-from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
-from bot.delivery.telegram_render import render
-from bot.domain import Button, Chat, ChatKind, ChatRef, Command, Platform, Reply, Role
+from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from handlers.base import Context, Registry, RoleLookup, not_a_command
 from handlers.momentum import momentum_chart
-from handlers.text import parse_command
 
 log = logging.getLogger(__name__)
 
-_KINDS = {
-    TgChat.PRIVATE: ChatKind.PRIVATE,
-    TgChat.GROUP: ChatKind.GROUP,
-    TgChat.SUPERGROUP: ChatKind.GROUP,
-    TgChat.CHANNEL: ChatKind.CHANNEL,
-}
-_GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is deactivated")
-_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # frozen, so one serves every send
 _ADMINS = (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
-POPUP_CHARS = 200  # answerCallbackQuery's text limit
 # HTTP connections to the Bot API: the limiter's sends in flight, plus a few for the
 # requests about no chat (answerCallbackQuery, getChatMember, ...) so that those never
 # wait for a free connection.
 CONNECTION_POOL_SIZE = MAX_IN_FLIGHT + 4
-
-
-@dataclass(frozen=True, slots=True)
-class TelegramMessage:
-    html: str
-    markup: InlineKeyboardMarkup | None
-
-
-@lru_cache(maxsize=4096)
-def _cell(button: Button, chat_id: str, key: bytes, on: date) -> InlineKeyboardButton | None:
-    """A chat's signed button, issued `on` a day. Cached: a chat's alerts repeat most of
-    their buttons (its topic's "Latest" and "Unfollow", the same "Mute"s), and PTB objects
-    are costly to build; they are frozen, so one can serve every message that shows it."""
-    data = buttons.encode(button, chat_id, key, on=on)
-    return None if data is None else InlineKeyboardButton(button.text[:64], callback_data=data)
-
-
-def keyboard(reply: Reply, chat_id: str, key: bytes) -> InlineKeyboardMarkup | None:
-    rows, on = [], buttons.today()
-    for row in reply.buttons:
-        cells = [cell for button in row if (cell := _cell(button, chat_id, key, on)) is not None]
-        if cells:
-            rows.append(cells)
-    return InlineKeyboardMarkup(rows) if rows else None
-
-
-def to_messages(reply: Reply, chat_id: str, key: bytes) -> list[TelegramMessage]:
-    """HTML messages within Telegram's limits; the buttons go on the last one."""
-    texts = render(reply)
-    markup = keyboard(reply, chat_id, key)
-    return [
-        TelegramMessage(text, markup if i == len(texts) - 1 else None)
-        for i, text in enumerate(texts)
-    ]
-
-
-class TelegramMessenger:
-    """The outbox's way into Telegram: PTB errors become delivery meanings."""
-
-    platform = Platform.TELEGRAM
-
-    def __init__(self, application: Application, key: bytes) -> None:
-        self._app = application
-        self._key = key
-
-    def render(self, chat: Chat, reply: Reply) -> Sequence[TelegramMessage]:
-        return to_messages(reply, chat.external_id, self._key)
-
-    async def deliver(self, chat: Chat, message: object) -> None:
-        assert isinstance(message, TelegramMessage)
-        try:
-            # A 429 goes back to the outbox (the row waits `retry_after`), rather than
-            # holding the row's claim in the limiter past its lease.
-            await send(self._app.bot, int(chat.external_id), message, retries=0)
-        except RetryAfter as exc:
-            raise RateLimited(seconds(exc.retry_after), "Telegram flood control") from exc
-        except ChatMigrated as exc:
-            raise ChatMoved(str(exc.new_chat_id)) from exc
-        except Forbidden as exc:
-            raise RecipientGone(exc.message) from exc
-        except BadRequest as exc:
-            if any(reason in exc.message.lower() for reason in _GONE):
-                raise RecipientGone(exc.message) from exc
-            # Any other 400 ("can't parse entities", "message is too long", a bad
-            # button) refuses this message as it is: retrying cannot help.
-            raise Permanent(exc.message) from exc
-        except (TimedOut, NetworkError) as exc:
-            raise Transient(str(exc)) from exc
-
-
-def popup(reply: Reply) -> str:
-    """A reply as the plain text of a callback answer's alert (at most 200 characters)."""
-    parts = [*reply.lines, *(f"• {item.paper.title}" for item in reply.papers)]
-    text = "\n".join(parts)
-    return text if len(text) <= POPUP_CHARS else text[: POPUP_CHARS - 1].rstrip() + "…"
 
 
 async def _role_or_member(lookup: RoleLookup) -> Role:
@@ -156,20 +51,6 @@ async def _role_or_member(lookup: RoleLookup) -> Role:
     except Exception:
         log.warning("telegram role lookup failed; treated as a member", exc_info=True)
         return Role.MEMBER
-
-
-async def send(
-    bot: Any, chat_id: int, message: TelegramMessage, *, retries: int | None = None
-) -> Message:
-    """Send one message; `retries` after a 429 (None: the limiter's default)."""
-    return await bot.send_message(
-        chat_id=chat_id,
-        text=message.html,
-        parse_mode=ParseMode.HTML,
-        link_preview_options=_NO_PREVIEW,
-        reply_markup=message.markup,
-        rate_limit_args=retries,
-    )
 
 
 class TelegramAdapter:
@@ -252,23 +133,13 @@ class TelegramAdapter:
 
     # --- updates -------------------------------------------------------------------
 
-    def _known_role(self, chat: TgChat, message: Message | None) -> Role:
-        """The caller's role as far as the update itself tells, without asking Telegram.
-
-        `message` is the command's own message (None for a button press, whose message is
-        the bot's). A private chat is its person's own; a message sent as the chat itself
-        is a channel's post (only its administrators post) or a group's anonymous
-        administrator. With TELEGRAM_GROUP_ADMINS_ONLY off every group member may change
-        the group; channels always need an administrator.
-        """
-        if chat.type == TgChat.PRIVATE:
-            return Role.OWNER
-        sender = message.sender_chat if message is not None else None
-        if sender is not None and sender.id == chat.id:
-            return Role.ADMIN
-        if chat.type != TgChat.CHANNEL and not self._settings.telegram_group_admins_only:
-            return Role.ADMIN
-        return Role.MEMBER
+    def _to_command(self, update: Update, button: Button | None = None) -> Command | None:
+        return to_command(
+            update,
+            bot_username=self.application.bot.username,
+            group_admins_only=self._settings.telegram_group_admins_only,
+            button=button,
+        )
 
     @staticmethod
     def _lookup(chat: TgChat, user: User | None) -> RoleLookup | None:
@@ -290,14 +161,7 @@ class TelegramAdapter:
         user = update.effective_user
         if user is not None and user.is_bot:
             return  # other bots are not our audience
-        command = parse_command(
-            message.text,
-            ChatRef(Platform.TELEGRAM, str(chat.id)),
-            chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
-            user_id=str(user.id) if user else None,
-            role=self._known_role(chat, message),
-            bot_username=self.application.bot.username,
-        )
+        command = self._to_command(update)
         if command is None:
             if chat.type == TgChat.PRIVATE:
                 await self._reply(chat.id, not_a_command())
@@ -325,19 +189,12 @@ class TelegramAdapter:
         button = (
             buttons.decode(query.data or "", str(chat.id), self.key) if chat is not None else None
         )
-        if button is None or chat is None:
+        command = self._to_command(update, button) if button is not None else None
+        if command is None or chat is None:
             await query.answer(
                 "This button is not valid here; nothing was changed.", show_alert=True
             )
             return
-        command = Command(
-            name=button.action.value,  # each action is the command of that name
-            args=button.arg,
-            chat=ChatRef(Platform.TELEGRAM, str(chat.id)),
-            chat_kind=_KINDS.get(chat.type, ChatKind.GROUP),
-            user_id=str(query.from_user.id),
-            role=self._known_role(chat, None),
-        )
         lookup = self._lookup(chat, query.from_user)
         if chat.type == TgChat.CHANNEL and lookup is not None:
             # A post in a channel reaches every subscriber: whether this press may post

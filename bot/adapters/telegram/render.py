@@ -1,4 +1,5 @@
-"""Replies as Telegram HTML messages: escaped, within 4,096 characters, split between papers.
+"""Replies as Telegram HTML messages: escaped, within 4,096 characters, split between papers,
+with signed inline buttons on the last one.
 
 Telegram counts a message's length after entity parsing (tags removed, entities
 decoded) in UTF-16 code units; so do we. A reply longer than one message is split
@@ -8,16 +9,21 @@ at paragraph or paper boundaries, never inside a tag.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 from html import escape
 
-from bot.domain import PaperItem, Reply, paper_affiliations
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.delivery import buttons
+from bot.domain import Button, PaperItem, Reply, paper_affiliations
 from bot.topics.tagline import MAX_TAGS  # a guard: content.py shortened the line
 
 MAX_CHARS = 4096
 MAX_TITLE = 300
 MAX_LINE = 3500
 MAX_AUTHORS = 3
+POPUP_CHARS = 200  # answerCallbackQuery's text limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,3 +118,44 @@ def render(reply: Reply, limit: int = MAX_CHARS) -> list[str]:
     if current:
         messages.append("\n\n".join(current))
     return messages or [escape("…")]
+
+
+@dataclass(frozen=True, slots=True)
+class TelegramMessage:
+    html: str
+    markup: InlineKeyboardMarkup | None
+
+
+@lru_cache(maxsize=4096)
+def _cell(button: Button, chat_id: str, key: bytes, on: date) -> InlineKeyboardButton | None:
+    """A chat's signed button, issued `on` a day. Cached: a chat's alerts repeat most of
+    their buttons (its topic's "Latest" and "Unfollow", the same "Mute"s), and PTB objects
+    are costly to build; they are frozen, so one can serve every message that shows it."""
+    data = buttons.encode(button, chat_id, key, on=on)
+    return None if data is None else InlineKeyboardButton(button.text[:64], callback_data=data)
+
+
+def keyboard(reply: Reply, chat_id: str, key: bytes) -> InlineKeyboardMarkup | None:
+    rows, on = [], buttons.today()
+    for row in reply.buttons:
+        cells = [cell for button in row if (cell := _cell(button, chat_id, key, on)) is not None]
+        if cells:
+            rows.append(cells)
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def to_messages(reply: Reply, chat_id: str, key: bytes) -> list[TelegramMessage]:
+    """HTML messages within Telegram's limits; the buttons go on the last one."""
+    texts = render(reply)
+    markup = keyboard(reply, chat_id, key)
+    return [
+        TelegramMessage(text, markup if i == len(texts) - 1 else None)
+        for i, text in enumerate(texts)
+    ]
+
+
+def popup(reply: Reply) -> str:
+    """A reply as the plain text of a callback answer's alert (at most 200 characters)."""
+    parts = [*reply.lines, *(f"• {item.paper.title}" for item in reply.papers)]
+    text = "\n".join(parts)
+    return text if len(text) <= POPUP_CHARS else text[: POPUP_CHARS - 1].rstrip() + "…"

@@ -1,4 +1,4 @@
-"""Per-destination rate limits (aiolimiter leaky buckets), shared by the chat adapters."""
+"""Per-destination rate limits for Slack posts (aiolimiter leaky buckets)."""
 
 from __future__ import annotations
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import ClientError, web
+from aiohttp import web
 from slack_bolt import BoltResponse
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
@@ -25,86 +25,19 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack.commands import SLASH_COMMAND, chat_key, origin, to_command
+from bot.adapters.slack.home import home_view
+from bot.adapters.slack.limits import KeyedLimiter
+from bot.adapters.slack.messenger import SlackMessenger
+from bot.adapters.slack.render import render
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
-from bot.delivery.limits import KeyedLimiter
-from bot.delivery.messenger import Permanent, RateLimited, RecipientGone, Transient
-from bot.delivery.slack_render import MAX_BLOCKS, escape, paragraphs, render
-from bot.domain import Chat, ChatKind, ChatRef, Command, Platform, Reply, Role
+from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from handlers.base import Context, Registry, RoleLookup
 from handlers.momentum import momentum_chart
-from handlers.text import parse_command
+from handlers.overview import overview
 
 log = logging.getLogger(__name__)
-
-SLASH_COMMAND = "/paperwatch"
-GONE = {"channel_not_found", "not_in_channel", "is_archived", "account_inactive", "invalid_auth"}
-
-
-def chat_key(team: str, channel: str | None, user: str) -> str:
-    """Channels own their subscriptions; in a DM (or the Home tab) the person does."""
-    if channel and not channel.startswith("D"):
-        return f"{team}:{channel}"
-    return f"{team}:{user}"
-
-
-def destination(chat: Chat) -> str:
-    """Where to post for a chat: its channel id, or the person's user id (a DM)."""
-    return chat.external_id.split(":", 1)[-1]
-
-
-class SlackMessenger:
-    """The outbox's way into Slack: slack_sdk errors become delivery meanings."""
-
-    platform = Platform.SLACK
-
-    def __init__(self, client: AsyncWebClient, key: bytes, limiter: KeyedLimiter) -> None:
-        self._client = client
-        self._key = key
-        self._limiter = limiter
-
-    def render(self, chat: Chat, reply: Reply) -> Sequence[dict[str, Any]]:
-        return render(reply, lambda button: buttons.encode(button, chat.external_id, self._key))
-
-    async def deliver(self, chat: Chat, message: object) -> None:
-        assert isinstance(message, dict)
-        channel = destination(chat)
-        try:
-            async with self._limiter(channel):
-                await self._client.chat_postMessage(
-                    channel=channel, unfurl_links=False, unfurl_media=False, **message
-                )
-        except SlackApiError as exc:
-            raise _meaning(exc) from exc
-        except (ClientError, TimeoutError) as exc:
-            raise Transient(str(exc)) from exc
-
-
-def _meaning(exc: SlackApiError) -> Exception:
-    error = str(exc.response.get("error", ""))
-    if error in GONE:
-        return RecipientGone(error)
-    if error == "ratelimited" or exc.response.status_code == 429:
-        return RateLimited(float(exc.response.headers.get("Retry-After", 1)), "Slack rate limit")
-    if error in _REFUSED_FOR_GOOD:  # this message as it is: retrying cannot help
-        return Permanent(f"Slack refused the message: {error}")
-    return Transient(f"Slack refused the message: {error}")
-
-
-# chat.postMessage errors about the message itself (docs.slack.dev, chat.postMessage).
-_REFUSED_FOR_GOOD = frozenset(
-    {
-        "invalid_blocks",
-        "invalid_blocks_format",
-        "msg_too_long",
-        "msg_blocks_too_long",
-        "no_text",
-        "too_many_attachments",
-        "invalid_attachments",
-        "invalid_arguments",
-        "markdown_text_conflict",
-    }
-)
 
 
 class SlackAdapter:
@@ -203,14 +136,13 @@ class SlackAdapter:
                 self._seen_events.popitem(last=False)
         return await next()
 
-    def _known_role(self, user: str, is_channel: bool) -> Role:
-        """A DM (or the Home tab) is the person's own. In a channel anyone may change it,
-        unless SLACK_ADMINS_ONLY: then the listed SLACK_ALLOWED_USERS, or `_lookup`."""
-        if not is_channel:
-            return Role.OWNER
-        if not self._settings.slack_admins_only or user in self._settings.slack_allowed_users:
-            return Role.ADMIN
-        return Role.MEMBER
+    def _to_command(self, payload: dict[str, Any], button: Button | None = None) -> Command | None:
+        return to_command(
+            payload,
+            admins_only=self._settings.slack_admins_only,
+            allowed_users=self._settings.slack_allowed_users,
+            button=button,
+        )
 
     def _lookup(self, user: str) -> RoleLookup:
         """Workspace admins and owners (users.info) administer every channel."""
@@ -226,24 +158,16 @@ class SlackAdapter:
         self, ack: Callable[..., Awaitable[None]], command: dict[str, Any]
     ) -> None:
         await ack()  # within Slack's 3 seconds; the work happens after
-        team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
-        is_channel = not channel.startswith("D")
-        ref = ChatRef(Platform.SLACK, chat_key(team, channel, user))
-        text = (command.get("text") or "").strip() or "help"
-        parsed = parse_command(
-            "/" + text,
-            ref,
-            chat_kind=ChatKind.CHANNEL if is_channel else ChatKind.PRIVATE,
-            user_id=user,
-            role=self._known_role(user, is_channel),
-        )
+        where = origin(command)
+        parsed = self._to_command(command)
         if parsed is None:
             reply = Reply.text(f"Try `{SLASH_COMMAND} help`.", is_error=True)
         else:
-            reply = await self._registry.dispatch(parsed, self._ctx, lookup_role=self._lookup(user))
-        await self._answer(ref, channel, user, reply)
-        if not is_channel and reply.changes_chat:
-            await self.publish_home(team, user)
+            lookup = self._lookup(where.user)
+            reply = await self._registry.dispatch(parsed, self._ctx, lookup_role=lookup)
+        await self._answer(where.chat, where.where, where.user, reply)
+        if not where.is_channel and reply.changes_chat:
+            await self.publish_home(where.team, where.user)
 
     async def _answer(self, ref: ChatRef, channel: str, user: str, reply: Reply) -> None:
         """In the channel when the channel changed; otherwise only to the person."""
@@ -273,30 +197,20 @@ class SlackAdapter:
 
     async def _on_button(self, ack: Callable[..., Awaitable[None]], body: dict[str, Any]) -> None:
         await ack()
-        team = (body.get("team") or {}).get("id", "")
-        user = (body.get("user") or {}).get("id", "")
-        channel = (body.get("channel") or {}).get("id")
+        where = origin(body)
         actions = body.get("actions") or [{}]
-        key = chat_key(team, channel, user)
-        button = buttons.decode(str(actions[0].get("value") or ""), key, self.key)
-        where = channel or user
-        if button is None:
+        value = str(actions[0].get("value") or "")
+        button = buttons.decode(value, where.chat.external_id, self.key)
+        command = self._to_command(body, button) if button is not None else None
+        if command is None:
             reply = Reply.text("This button is not valid here; nothing was changed.", is_error=True)
-            await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
+            await self._answer(where.chat, where.where, where.user, reply)
             return
-        is_channel = bool(channel) and not str(channel).startswith("D")
-        command = Command(
-            name=button.action.value,  # each action is the command of that name
-            args=button.arg,
-            chat=ChatRef(Platform.SLACK, key),
-            chat_kind=ChatKind.CHANNEL if is_channel else ChatKind.PRIVATE,
-            user_id=user,
-            role=self._known_role(user, is_channel),
-        )
-        reply = await self._registry.dispatch(command, self._ctx, lookup_role=self._lookup(user))
-        await self._answer(ChatRef(Platform.SLACK, key), where, user, reply)
-        if not channel or channel.startswith("D"):
-            await self.publish_home(team, user)
+        lookup = self._lookup(where.user)
+        reply = await self._registry.dispatch(command, self._ctx, lookup_role=lookup)
+        await self._answer(where.chat, where.where, where.user, reply)
+        if not where.is_channel:
+            await self.publish_home(where.team, where.user)
 
     async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("tab", "home") == "home":
@@ -305,31 +219,12 @@ class SlackAdapter:
     async def publish_home(self, team: str, user: str) -> None:
         """The person's Home tab: what they follow and mute, and how papers reach them."""
         ref = ChatRef(Platform.SLACK, chat_key(team, None, user))
-
-        async def show(name: str) -> Reply:  # the bot's own reads: not counted as commands
-            command = Command(name, "", ref, user_id=user, role=Role.OWNER)
-            return await self._registry.dispatch(command, self._ctx, limited=False)
-
-        reply, settings, muted = await show("list"), await show("digest"), await show("muted")
-        blocks: list[dict[str, Any]] = [
-            {"type": "header", "text": {"type": "plain_text", "text": "paperwatch"}},
-        ]
-        for part in (reply, muted, settings):
-            blocks += paragraphs(part.lines)
-        blocks.append(
-            {
-                "type": "context",
-                "elements": [
-                    {
-                        "type": "mrkdwn",
-                        "text": escape(f"Change it with {SLASH_COMMAND} follow, mute, digest ..."),
-                    }
-                ],
-            }
-        )
         try:
-            await self.client.views_publish(
-                user_id=user, view={"type": "home", "blocks": blocks[: MAX_BLOCKS * 2]}
-            )
+            view = home_view(await overview(ref, self._ctx))
+        except Exception:
+            log.exception("slack home tab not built user=%s", user)
+            return
+        try:
+            await self.client.views_publish(user_id=user, view=view)
         except SlackApiError as exc:
             log.warning("slack home tab not published user=%s: %s", user, exc.response.get("error"))

@@ -1,0 +1,1 @@
+"""Everything Slack: adapter, messenger, rendering, commands, limits and the app manifest."""

@@ -1,0 +1,23 @@
+"""The app's Home tab: a person's overview (`handlers.overview`) as a Block Kit view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.adapters.slack.commands import SLASH_COMMAND
+from bot.adapters.slack.render import MAX_BLOCKS, Block, escape, paragraphs
+from handlers.overview import Overview
+
+MAX_HOME_BLOCKS = MAX_BLOCKS * 2  # a Home tab holds 100 blocks
+
+
+def home_view(overview: Overview) -> dict[str, Any]:
+    """What they follow, what they mute, and how papers reach them; then how to change it."""
+    blocks: list[Block] = [
+        {"type": "header", "text": {"type": "plain_text", "text": "paperwatch"}},
+    ]
+    for part in (overview.following, overview.muted, overview.delivery):
+        blocks += paragraphs(part)
+    hint = escape(f"Change it with {SLASH_COMMAND} follow, mute, digest ...")
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": hint}]})
+    return {"type": "home", "blocks": blocks[:MAX_HOME_BLOCKS]}

@@ -1,0 +1,1 @@
+"""Everything Telegram: adapter, messenger, rendering, commands, transport and limits."""

@@ -1,0 +1,33 @@
+"""The Home tab is built from the chat's overview (the lines /list, /muted and /digest show),
+not from command replies."""
+
+from __future__ import annotations
+
+from bot.adapters.slack.home import MAX_HOME_BLOCKS, home_view
+from handlers.overview import Overview
+
+
+def test_home_shows_following_muted_and_delivery_in_that_order() -> None:
+    view = home_view(
+        Overview(
+            following=("You follow 1 topic(s):", "• Web Agents"),
+            muted=("Nothing is muted.",),
+            delivery=("A daily digest at 08:00, time zone UTC.",),
+        )
+    )
+    assert view["type"] == "home"
+    texts = [b["text"]["text"] for b in view["blocks"] if b["type"] == "section"]
+    assert texts == [
+        "You follow 1 topic(s):\n• Web Agents",
+        "Nothing is muted.",
+        "A daily digest at 08:00, time zone UTC.",
+    ]
+    assert view["blocks"][0]["type"] == "header"
+    assert "/paperwatch follow" in view["blocks"][-1]["elements"][0]["text"]
+
+
+def test_home_escapes_and_stays_within_slacks_block_limit() -> None:
+    many = tuple(f"• <b>{i}</b> & " + "x" * 2990 for i in range(150))
+    view = home_view(Overview(following=many, muted=(), delivery=()))
+    assert len(view["blocks"]) <= MAX_HOME_BLOCKS
+    assert "<b>" not in str(view) and "&lt;b&gt;" in str(view)
