@@ -1,7 +1,10 @@
 """Composing the long-running bot: database, catalog, adapters, scheduler on one loop.
 
 Everything long-lived is opened here at start-up, passed down, and closed at
-shutdown. `bot.cli` builds the Settings and calls in.
+shutdown. Each long-lived part is an async context manager, entered on one
+`contextlib.AsyncExitStack` in start-up order: teardown runs in the reverse order by
+construction, and a start-up that fails half-way closes exactly what it had opened.
+`bot.cli` builds the Settings and calls in.
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ import logging
 import signal
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import TextIO
 
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import ConsoleMessenger, run_console
@@ -39,6 +44,8 @@ from storage.politeness import DatabaseRequestStamp
 
 log = logging.getLogger(__name__)
 
+Adapter = TelegramAdapter | SlackAdapter
+
 
 async def open_database(settings: Settings, *, migrate: bool = True) -> Database:
     """Open the database and bring its schema up to date."""
@@ -51,6 +58,16 @@ async def open_database(settings: Settings, *, migrate: bool = True) -> Database
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise StartupError(f"cannot open the database: {reason}") from exc
     return db
+
+
+@contextlib.asynccontextmanager
+async def database(settings: Settings, *, migrate: bool = True) -> AsyncIterator[Database]:
+    """`open_database`, disposed of (engine and poller lock) on the way out."""
+    db = await open_database(settings, migrate=migrate)
+    try:
+        yield db
+    finally:
+        await db.dispose()
 
 
 def open_catalog(path: Path | None = None) -> Catalog:
@@ -76,6 +93,40 @@ def build_poller(settings: Settings, db: Database, catalog: Catalog) -> Poller:
     )
 
 
+@contextlib.asynccontextmanager
+async def registered(peers: Peers) -> AsyncIterator[Peers]:
+    """This process in the processes table (its first heartbeat) until it leaves."""
+    await peers.beat()
+    try:
+        yield peers
+    finally:
+        try:
+            await peers.leave()
+        except (OSError, SQLAlchemyError) as exc:
+            log.warning("could not unregister; the others forget this process soon: %s", exc)
+
+
+@contextlib.asynccontextmanager
+async def started(adapter: Adapter, *, receive_updates: bool) -> AsyncIterator[Adapter]:
+    """A chat adapter connected; stopped on the way out, a half-made start included."""
+    try:
+        await adapter.start(receive_updates=receive_updates)
+        yield adapter
+    finally:
+        await adapter.stop()
+
+
+@contextlib.asynccontextmanager
+async def running(scheduler: AsyncIOScheduler) -> AsyncIterator[AsyncIOScheduler]:
+    """The scheduler's jobs on this loop; running jobs are not waited for at shutdown."""
+    scheduler.start()
+    try:
+        yield scheduler
+    finally:
+        if scheduler.running:
+            scheduler.shutdown(wait=False)
+
+
 async def wait_for_stop() -> None:
     """Until SIGINT or SIGTERM."""
     stop = asyncio.Event()
@@ -84,6 +135,76 @@ async def wait_for_stop() -> None:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+
+
+def command_context(settings: Settings, db: Database, catalog: Catalog) -> Context:
+    """What chat commands run with: the database, the catalog, the limits."""
+    return Context(
+        uow=db.uow,
+        catalog=catalog,
+        max_topics_per_chat=settings.max_topics_per_chat,
+        max_queries_per_chat=settings.max_queries_per_chat,
+        rate_limit=CommandRateLimit(
+            per_user=settings.user_commands_per_minute,
+            per_chat=settings.chat_commands_per_minute,
+            burst=settings.command_burst,
+        ),
+    )
+
+
+def build_adapters(settings: Settings, ctx: Context) -> dict[str, Adapter]:
+    """The chat adapters the settings enable, by platform name (none yet started)."""
+    adapters: dict[str, Adapter] = {}
+    if settings.telegram_enabled:
+        adapters["telegram"] = TelegramAdapter(settings, REGISTRY, ctx)
+    if settings.slack_enabled:
+        adapters["slack"] = SlackAdapter(settings, REGISTRY, ctx)
+    return adapters
+
+
+def build_deliverer(
+    settings: Settings,
+    db: Database,
+    messengers: dict[str, Messenger],
+    catalog: Catalog,
+    process_id: str,
+) -> Deliverer:
+    return Deliverer(
+        db.uow,
+        messengers,
+        catalog,
+        lease=timedelta(seconds=settings.delivery_lease),
+        give_up_after=timedelta(seconds=settings.delivery_give_up_after),
+        process_id=process_id,
+    )
+
+
+def build_peers(
+    settings: Settings,
+    db: Database,
+    role: str,
+    process_id: str,
+    deliverer: Deliverer | None,
+    adapters: dict[str, Adapter],
+) -> Peers:
+    """This process among the live ones; each heartbeat's share of the work sets the
+    deliverer's slot and Telegram's rate."""
+    telegram = next((a for a in adapters.values() if isinstance(a, TelegramAdapter)), None)
+
+    def take(share: Share) -> None:
+        if deliverer is not None:
+            deliverer.share = (share.slot, share.workers)
+        if telegram is not None:
+            telegram.limiter.share(share.rate)
+
+    return Peers(
+        db.uow,
+        role,
+        interval=settings.heartbeat_interval,
+        overall=settings.telegram_messages_per_second,
+        on_share=take,
+        process_id=process_id,
+    )
 
 
 async def run_bot(
@@ -95,89 +216,41 @@ async def run_bot(
     input; otherwise it runs until SIGINT/SIGTERM.
     """
     catalog = open_catalog()
-    db = await open_database(settings)
-    ctx = Context(
-        uow=db.uow,
-        catalog=catalog,
-        max_topics_per_chat=settings.max_topics_per_chat,
-        max_queries_per_chat=settings.max_queries_per_chat,
-        rate_limit=CommandRateLimit(
-            per_user=settings.user_commands_per_minute,
-            per_chat=settings.chat_commands_per_minute,
-            burst=settings.command_burst,
-        ),
-    )
-    console = role == "all" and not (settings.telegram_enabled or settings.slack_enabled)
-    messengers: dict[str, Messenger] = {}
-    adapters: list[TelegramAdapter | SlackAdapter] = []
-    telegram: TelegramAdapter | None = None
-    if console:
-        messengers["console"] = ConsoleMessenger(stdout)
-        await load_sample_if_empty(db.uow, catalog)
-    if settings.telegram_enabled:
-        telegram = TelegramAdapter(settings, REGISTRY, ctx)
-        messengers["telegram"] = telegram.messenger
-        adapters.append(telegram)
-    if settings.slack_enabled:
-        slack = SlackAdapter(settings, REGISTRY, ctx)
-        messengers["slack"] = slack.messenger
-        adapters.append(slack)
-    poller = build_poller(settings, db, catalog) if role in ("all", "poller") else None
-    process_id = uuid.uuid4().hex  # in the processes table, and on each claim it makes
-    deliverer = (
-        Deliverer(
-            db.uow,
-            messengers,
-            catalog,
-            lease=timedelta(seconds=settings.delivery_lease),
-            give_up_after=timedelta(seconds=settings.delivery_give_up_after),
-            process_id=process_id,
+    async with contextlib.AsyncExitStack() as stack:
+        db = await stack.enter_async_context(database(settings))
+        ctx = command_context(settings, db, catalog)
+        console = role == "all" and not (settings.telegram_enabled or settings.slack_enabled)
+        adapters = build_adapters(settings, ctx)
+        messengers: dict[str, Messenger] = {n: a.messenger for n, a in adapters.items()}
+        if console:
+            messengers["console"] = ConsoleMessenger(stdout)
+            await load_sample_if_empty(db.uow, catalog)
+        process_id = uuid.uuid4().hex  # in the processes table, and on each claim it makes
+        deliverer = (
+            build_deliverer(settings, db, messengers, catalog, process_id)
+            if role in ("all", "worker")
+            else None
         )
-        if role in ("all", "worker")
-        else None
-    )
-
-    def take(share: Share) -> None:
-        if deliverer is not None:
-            deliverer.share = (share.slot, share.workers)
-        if telegram is not None:
-            telegram.limiter.share(share.rate)
-
-    peers = Peers(
-        db.uow,
-        role,
-        interval=settings.heartbeat_interval,
-        overall=settings.telegram_messages_per_second,
-        on_share=take,
-        process_id=process_id,
-    )
-    scheduler = build_scheduler(
-        Jobs(db, poller, deliverer, catalog, peers=peers),
-        role=role,
-        deliver_interval=settings.deliver_interval,
-        heartbeat_interval=settings.heartbeat_interval,
-    )
-    try:
-        await peers.beat()
-        for adapter in adapters:
+        peers = build_peers(settings, db, role, process_id, deliverer, adapters)
+        await stack.enter_async_context(registered(peers))
+        poller = None
+        if role in ("all", "poller"):
+            poller = await stack.enter_async_context(
+                contextlib.aclosing(build_poller(settings, db, catalog))
+            )
+        scheduler = build_scheduler(
+            Jobs(db, poller, deliverer, catalog, peers=peers),
+            role=role,
+            deliver_interval=settings.deliver_interval,
+            heartbeat_interval=settings.heartbeat_interval,
+        )
+        for adapter in adapters.values():
             # Chat updates go to one process (all/poller); workers only send.
-            await adapter.start(receive_updates=role != "worker")
-        scheduler.start()
+            await stack.enter_async_context(started(adapter, receive_updates=role != "worker"))
+        await stack.enter_async_context(running(scheduler))
         log.info("paperwatch running role=%s adapters=%s", role, ",".join(messengers) or "none")
         if console:
             await run_console(REGISTRY, ctx, stdin, stdout, interactive=stdin.isatty())
         else:
             await wait_for_stop()
-    finally:
-        if scheduler.running:
-            scheduler.shutdown(wait=False)
-        for adapter in adapters:
-            await adapter.stop()
-        if poller is not None:
-            await poller.aclose()
-        try:
-            await peers.leave()
-        except (OSError, SQLAlchemyError) as exc:
-            log.warning("could not unregister; the others forget this process soon: %s", exc)
-        await db.dispose()
     return 0

@@ -1,18 +1,22 @@
-"""The `paperwatch` command: the composition root.
+"""The `paperwatch` command: parse the arguments, build the Settings, call in.
 
-Settings are built here, once; the database, catalog and adapters are built from
-them and passed down. Nothing below this module reads the environment.
+Settings are built here, once; `opened` opens what a command needs (catalog, database,
+arXiv) from them and closes it afterwards; the work itself is in the services
+(`bot.ingest`, `bot.arxiv.poller`, the chat commands) and `bot.app` runs the bot.
+Nothing below this module reads the environment.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -20,15 +24,21 @@ from pydantic import ValidationError
 from rich.progress import Progress
 
 from bot.adapters.console import CONSOLE_CHAT, render_reply, run_console
-from bot.app import StartupError, build_poller, open_catalog, open_database, run_bot
+from bot.app import StartupError, build_poller, database, open_catalog, run_bot
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
-from bot.arxiv.poller import PollOutcome
+from bot.arxiv.poller import Poller, PollOutcome
 from bot.config import Settings
 from bot.delivery.peers import SILENT_BEATS
-from bot.domain import Command, Paper, Reply
-from bot.ingest import IngestResult, load_sample_if_empty, paper_from_json, store_papers
-from bot.log_secrets import RedactSecrets, keep_secret_bearing_loggers_quiet
+from bot.domain import Command, Reply
+from bot.ingest import (
+    IngestResult,
+    load_sample_if_empty,
+    read_papers,
+    retag,
+    store_papers,
+)
+from bot.log_secrets import configure_logging
 from bot.scheduler import ROLES
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tagging import build_tagger
@@ -38,27 +48,9 @@ from storage.database import Database, DatabaseConfigError
 
 log = logging.getLogger("paperwatch")
 
-RETAG_PAGE = 1000
 CATALOG_HELP = "a catalog file to use instead of the bundled bot/topics/catalog.toml"
 
 Action = Callable[[argparse.Namespace, Settings], Awaitable[int]]
-
-
-def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
-    """Logs to stderr at `level`; tokens and `secrets` never show (bot.log_secrets)."""
-    logging.basicConfig(
-        level=level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    root = logging.getLogger()
-    redact = RedactSecrets(secrets)
-    for handler in root.handlers:
-        handler.addFilter(redact)
-    # Third-party chatter stays out of INFO logs.
-    for noisy in ("httpx", "httpcore", "aiosqlite", "alembic.runtime.migration", "apscheduler"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
-    keep_secret_bearing_loggers_quiet(root.level)
 
 
 def build_context(db: Database, catalog: Catalog, settings: Settings | None = None) -> Context:
@@ -72,16 +64,37 @@ def build_context(db: Database, catalog: Catalog, settings: Settings | None = No
     )
 
 
-async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """What a command works with: the database, the catalog, and arXiv when asked for."""
 
-    db = await open_database(settings)
-    try:
-        catalog = open_catalog()
-        ctx = build_context(db, catalog, settings)
-        await load_sample_if_empty(db.uow, catalog)
+    db: Database
+    catalog: Catalog
+    poller: Poller | None = None
+
+
+@contextlib.asynccontextmanager
+async def opened(
+    settings: Settings, *, catalog: Path | None = None, arxiv: bool = False
+) -> AsyncIterator[Opened]:
+    """The catalog (a broken one is refused before the database is touched), the migrated
+    database and, with `arxiv`, the poller; closed in reverse on the way out."""
+    topics = open_catalog(catalog)
+    async with contextlib.AsyncExitStack() as stack:
+        db = await stack.enter_async_context(database(settings))
+        poller = None
+        if arxiv:
+            poller = await stack.enter_async_context(
+                contextlib.aclosing(build_poller(settings, db, topics))
+            )
+        yield Opened(db, topics, poller)
+
+
+async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
+    async with opened(settings) as it:
+        await load_sample_if_empty(it.db.uow, it.catalog)
+        ctx = build_context(it.db, it.catalog, settings)
         await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
-    finally:
-        await db.dispose()
     return 0
 
 
@@ -91,39 +104,20 @@ async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-
-    catalog = open_catalog()
-    db = await open_database(settings)
-    try:
-        if not args.file:
-            poller = build_poller(settings, db, catalog)
-            try:
-                outcome = await poller.poll_daily()
-            finally:
-                await poller.aclose()
+    async with opened(settings, arxiv=not args.file) as it:
+        if it.poller is not None:
+            outcome = await it.poller.poll_daily()
             if outcome.status == "failed":
                 raise StartupError(f"arXiv poll failed: {outcome.error}")
             print(_describe_poll(outcome))
-            return 0
-        for path in args.file:
+        for path in args.file or ():
             try:
                 feed = parse_feed(_read(path))
             except FeedError as exc:
                 raise StartupError(f"{path}: {exc}") from exc
-            result = await store_papers(db.uow, feed.papers, catalog)
-            print(f"{path}: {len(feed.papers)} papers read; {_describe_result(result)}.")
-    finally:
-        await db.dispose()
+            result = await store_papers(it.db.uow, feed.papers, it.catalog)
+            print(f"{path}: {len(feed.papers)} papers read; {result.summary()}.")
     return 0
-
-
-def _describe_result(result: IngestResult) -> str:
-    text = (
-        f"{len(result.new)} new, {len(result.updated)} updated, {result.unchanged} already stored"
-    )
-    if result.late:
-        text += f", {result.late} replacement(s) of papers not seen before (not counted as new)"
-    return text
 
 
 def _describe_poll(outcome: PollOutcome) -> str:
@@ -138,35 +132,27 @@ def _describe_poll(outcome: PollOutcome) -> str:
 
 
 async def cmd_backfill(args: argparse.Namespace, settings: Settings) -> int:
-
-    catalog = open_catalog()
-    db = await open_database(settings)
-    poller = build_poller(settings, db, catalog)
     today = datetime.now(UTC).date()
     first = today - timedelta(days=args.days)
-    try:
+    async with opened(settings, arxiv=True) as it:
+        assert it.poller is not None
         with Progress(transient=False) as progress:
             task = progress.add_task("backfill", total=args.days + 1)
-            new = 0
 
             def on_day(day: date, result: IngestResult) -> None:
-                nonlocal new
-                new += len(result.new)
                 progress.update(task, advance=1, description=f"{day} +{len(result.new)} new")
 
-            totals = await poller.harvest(first, today, on_day=on_day)
-    except (ArxivHTTPError, FeedError) as exc:
-        raise StartupError(f"backfill stopped (run it again to resume): {exc}") from exc
-    finally:
-        await poller.aclose()
-        await db.dispose()
-    print(f"Backfill {first}..{today}: {_describe_result(totals)}.")
+            try:
+                totals = await it.poller.harvest(first, today, on_day=on_day)
+            except (ArxivHTTPError, FeedError) as exc:
+                raise StartupError(f"backfill stopped (run it again to resume): {exc}") from exc
+    print(f"Backfill {first}..{today}: {totals.summary()}.")
     return 0
 
 
-async def run_chat_command(db: Database, name: str, args: str = "") -> Reply:
+async def run_chat_command(it: Opened, name: str, args: str = "") -> Reply:
     """Run a chat command as the terminal chat and print its answer."""
-    ctx = build_context(db, open_catalog())
+    ctx = build_context(it.db, it.catalog)
     reply = await REGISTRY.dispatch(Command(name, args, CONSOLE_CHAT), ctx)
     print(render_reply(reply))
     return reply
@@ -174,36 +160,29 @@ async def run_chat_command(db: Database, name: str, args: str = "") -> Reply:
 
 async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     """/status, plus what only an operator needs: the outbox and its dead letters."""
-    db = await open_database(settings)
-    try:
-        await run_chat_command(db, "status")
-        silence = SILENT_BEATS * timedelta(seconds=settings.heartbeat_interval)
-        async with db.uow() as uow:
+    silence = SILENT_BEATS * timedelta(seconds=settings.heartbeat_interval)
+    async with opened(settings) as it:
+        await run_chat_command(it, "status")
+        async with it.db.uow() as uow:
             counts = await uow.outbox.counts()
             dead = await uow.outbox.dead_letters()
             live = await uow.processes.live(datetime.now(UTC) - silence)
-        queued = ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
-        print(f"Outbox rows (one per chat and batch, digest or notice): {queued or 'none'}.")
-        for item_id, chat_id, kind, error in dead:
-            print(f"  dead letter #{item_id} ({kind} to chat {chat_id}): {error}")
-        roles = Counter(p.role for p in live)
-        running = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
-        print(f"Processes running: {f'{len(live)} ({running})' if live else 'none'}.")
-    finally:
-        await db.dispose()
+    queued = ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items()))
+    print(f"Outbox rows (one per chat and batch, digest or notice): {queued or 'none'}.")
+    for item_id, chat_id, kind, error in dead:
+        print(f"  dead letter #{item_id} ({kind} to chat {chat_id}): {error}")
+    roles = Counter(p.role for p in live)
+    running = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
+    print(f"Processes running: {f'{len(live)} ({running})' if live else 'none'}.")
     return 0
 
 
 async def cmd_outbox(args: argparse.Namespace, settings: Settings) -> int:
     """`outbox retry-dead [--id N]`: dead letters (all, or one) are due again now, their
     failures forgotten, so the workers try them afresh."""
-    db = await open_database(settings)
-    try:
-        async with db.uow() as uow:
-            requeued = await uow.outbox.requeue_dead(datetime.now(UTC), args.id)
-            await uow.commit()
-    finally:
-        await db.dispose()
+    async with database(settings) as db, db.uow() as uow:
+        requeued = await uow.outbox.requeue_dead(datetime.now(UTC), args.id)
+        await uow.commit()
     if args.id is not None and not requeued:
         print(f"No dead letter #{args.id} (see `paperwatch status` for the dead letters).")
         return 1
@@ -216,7 +195,7 @@ async def cmd_tag(args: argparse.Namespace, settings: Settings) -> int:
     catalog = open_catalog()
     data = _read(args.file)
     try:
-        papers = _papers_from(data)
+        papers = read_papers(data)
     except (FeedError, ValueError) as exc:
         raise StartupError(f"{args.file}: {exc}") from exc
     tagger = build_tagger(catalog)
@@ -230,21 +209,6 @@ async def cmd_tag(args: argparse.Namespace, settings: Settings) -> int:
         }
         print(json.dumps(record, ensure_ascii=False))
     return 0
-
-
-def _papers_from(data: bytes) -> list[Paper]:
-    """A saved arXiv response, or JSON lines with arxiv_id, title, abstract, ..."""
-    if data.lstrip()[:1] in (b"{", b""):
-        papers = []
-        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                papers.append(paper_from_json(json.loads(line)))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"line {number} is not a paper record: {exc}") from exc
-        return papers
-    return list(parse_feed(data).papers)
 
 
 async def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
@@ -274,42 +238,23 @@ def check_catalog(path: Path | None) -> int:
 async def cmd_retag(args: argparse.Namespace, settings: Settings) -> int:
     """Re-run every rule over every stored paper (after a catalog change). A broken
     catalog is refused before the database is opened: the stored tags stay as they are."""
-    catalog = open_catalog(args.catalog)
-    db = await open_database(settings)
-    try:
-        async with db.uow() as uow:
-            total = await uow.papers.count()
-            queries = await uow.subscriptions.query_targets()
-        tagger = build_tagger(catalog, queries)
-        after: str | None = None
-        tags = 0
+    async with opened(settings, catalog=args.catalog) as it:
         with Progress() as progress:
-            task = progress.add_task("retag", total=total)
-            while True:
-                async with db.uow() as uow:
-                    page = await uow.papers.page(after, RETAG_PAGE)
-                    if not page:
-                        break
-                    triples = [
-                        (p.arxiv_id, key, why) for p in page for key, why in tagger.tag(p).items()
-                    ]
-                    tags += await uow.papers.replace_rule_tags([p.arxiv_id for p in page], triples)
-                    await uow.commit()
-                after = page[-1].arxiv_id
-                progress.update(task, advance=len(page))
-    finally:
-        await db.dispose()
-    print(f"Retagged {total:,} papers with {len(tagger)} rules: {tags:,} tags.")
+            task = progress.add_task("retag", total=None)
+            result = await retag(
+                it.db.uow,
+                it.catalog,
+                on_total=lambda total: progress.update(task, total=total),
+                on_page=lambda done: progress.update(task, advance=done),
+            )
+    print(f"Retagged {result.papers:,} papers with {result.rules} rules: {result.tags:,} tags.")
     return 0
 
 
 async def cmd_momentum(args: argparse.Namespace, settings: Settings) -> int:
     """The momentum sentence and sparkline of a topic, in the terminal."""
-    db = await open_database(settings)
-    try:
-        reply = await run_chat_command(db, "momentum", " ".join(args.topic))
-    finally:
-        await db.dispose()
+    async with opened(settings) as it:
+        reply = await run_chat_command(it, "momentum", " ".join(args.topic))
     return 1 if reply.is_error else 0
 
 
@@ -321,11 +266,8 @@ def _read(path: Path) -> bytes:
 
 
 async def cmd_db(args: argparse.Namespace, settings: Settings) -> int:
-    db = await open_database(settings, migrate=args.action == "upgrade")
-    try:
+    async with database(settings, migrate=args.action == "upgrade") as db:
         print(f"database schema at revision {await db.current_revision() or '(empty)'}")
-    finally:
-        await db.dispose()
     return 0
 
 

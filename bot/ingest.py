@@ -14,12 +14,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from importlib import resources
 
+from bot.arxiv.parse import parse_feed
 from bot.domain import Author, Paper, slugify
 from bot.topics.catalog import Catalog
 from bot.topics.tagging import FollowedText, build_tagger
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
+
+RETAG_PAGE = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,13 @@ class IngestResult:
     @property
     def total(self) -> int:
         return len(self.new) + len(self.updated) + self.unchanged + self.late
+
+    def summary(self) -> str:
+        """What was stored, in words (the cli prints it)."""
+        text = f"{len(self.new)} new, {len(self.updated)} updated, {self.unchanged} already stored"
+        if self.late:
+            text += f", {self.late} replacement(s) of papers not seen before (not counted as new)"
+        return text
 
 
 async def store(
@@ -128,6 +138,21 @@ def read_json_lines(lines: Iterable[str]) -> list[Paper]:
     return [paper_from_json(json.loads(line)) for line in lines if line.strip()]
 
 
+def read_papers(data: bytes) -> list[Paper]:
+    """A saved arXiv response, or JSON lines with arxiv_id, title, abstract, ..."""
+    if data.lstrip()[:1] in (b"{", b""):
+        papers = []
+        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                papers.append(paper_from_json(json.loads(line)))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"line {number} is not a paper record: {exc}") from exc
+        return papers
+    return list(parse_feed(data).papers)
+
+
 def sample_papers() -> list[Paper]:
     """The bundled sample (see bot/data/README.md)."""
     text = resources.files("bot.data").joinpath("sample_papers.jsonl").read_text("utf-8")
@@ -144,3 +169,43 @@ async def load_sample_if_empty(
     result = await store_papers(uow_factory, sample_papers(), catalog)
     log.info("loaded %d bundled sample papers into the empty database", len(result.new))
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class RetagResult:
+    """What `retag` did: every stored paper run through `rules` rules, `tags` tags in all."""
+
+    papers: int
+    rules: int
+    tags: int
+
+
+async def retag(
+    uow_factory: Callable[[], UnitOfWork],
+    catalog: Catalog,
+    *,
+    on_total: Callable[[int], None] = lambda total: None,
+    on_page: Callable[[int], None] = lambda done: None,
+    page_size: int = RETAG_PAGE,
+) -> RetagResult:
+    """Re-run every catalog rule and followed query over every stored paper, a page (one
+    transaction) at a time, replacing each paper's rule tags. `on_total` hears the number
+    of papers before the first page, `on_page` the size of each page done."""
+    async with uow_factory() as uow:
+        total = await uow.papers.count()
+        queries = await uow.subscriptions.query_targets()
+    tagger = build_tagger(catalog, queries)
+    on_total(total)
+    after: str | None = None
+    tags = 0
+    while True:
+        async with uow_factory() as uow:
+            page = await uow.papers.page(after, page_size)
+            if not page:
+                break
+            triples = [(p.arxiv_id, key, why) for p in page for key, why in tagger.tag(p).items()]
+            tags += await uow.papers.replace_rule_tags([p.arxiv_id for p in page], triples)
+            await uow.commit()
+        after = page[-1].arxiv_id
+        on_page(len(page))
+    return RetagResult(papers=total, rules=len(tagger), tags=tags)

@@ -1,6 +1,6 @@
 """Keeping tokens and secrets out of the logs, whatever PAPERWATCH_LOG_LEVEL says.
 
-Two rules, applied by `bot.cli.configure_logging`:
+Two rules, applied by `configure_logging` (below; `bot.cli` calls it once):
 - the libraries that print what they send never log below INFO: python-telegram-bot
   logs the Bot API URL (it holds the bot token) and every call's parameters at DEBUG
   (setWebhook's `secret_token` among them); httpx, httpcore and aiohttp log URLs;
@@ -12,6 +12,7 @@ Two rules, applied by `bot.cli.configure_logging`:
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterable
 
 SECRET_BEARING = ("telegram", "httpx", "httpcore", "aiohttp", "slack_sdk", "slack_bolt")
@@ -56,3 +57,20 @@ def keep_secret_bearing_loggers_quiet(level: int) -> None:
     for name in SECRET_BEARING:
         logger = logging.getLogger(name)
         logger.setLevel(max(logging.INFO, level, logger.level))
+
+
+def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
+    """Logs to stderr at `level`; tokens and `secrets` never show (the two rules above)."""
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    root = logging.getLogger()
+    redact = RedactSecrets(secrets)
+    for handler in root.handlers:
+        handler.addFilter(redact)
+    # Third-party chatter stays out of INFO logs.
+    for noisy in ("httpx", "httpcore", "aiosqlite", "alembic.runtime.migration", "apscheduler"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    keep_secret_bearing_loggers_quiet(root.level)
