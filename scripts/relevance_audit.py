@@ -38,11 +38,10 @@ READ = Path("/tmp/pw_read/audit")
 
 def draw(slugs: list[str], per_class: int) -> None:
     """Write the reading file and the record of ids for each topic."""
-    from scripts.relevance_pool import load_split
+    from scripts.relevance_pool import load_split, write_reading
 
     rows = {split: {r["arxiv_id"]: r for r in load_split(split)} for split in SPLITS}
     topics = {split: {t.slug: t for t in labelled_topics(split)[0]} for split in SPLITS}
-    READ.mkdir(parents=True, exist_ok=True)
     AUDIT.mkdir(exist_ok=True)
     for slug in slugs:
         record, reading = {}, []
@@ -58,11 +57,8 @@ def draw(slugs: list[str], per_class: int) -> None:
             reading += [rows[split][i] for i in ids]
         random.Random(slug).shuffle(reading)
         (AUDIT / f"{slug}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        with (READ / f"{slug}.jsonl").open("w", encoding="utf-8") as f:
-            for row in reading:
-                keep = {k: row[k] for k in ("arxiv_id", "title", "abstract", "categories")}
-                f.write(json.dumps(keep, ensure_ascii=False) + "\n")
-        print(f"{slug}: {len(reading)} papers to read -> {READ / f'{slug}.jsonl'}")
+        out = write_reading(reading, READ / f"{slug}.jsonl")
+        print(f"{slug}: {len(reading)} papers to read -> {out}")
 
 
 def agreement(first: dict[str, bool], second: dict[str, bool]) -> dict[str, float | int]:

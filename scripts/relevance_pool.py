@@ -85,6 +85,17 @@ def topics() -> dict[str, dict]:
     }
 
 
+def write_reading(rows: list[dict], out: Path) -> Path:
+    """A reading file: what a labeller sees of each paper, in the order given, and nothing
+    that says why a paper was drawn."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        for row in rows:
+            keep = {k: row[k] for k in ("arxiv_id", "title", "abstract", "categories")}
+            f.write(json.dumps(keep, ensure_ascii=False) + "\n")
+    return out
+
+
 def make_pool(slug: str, split: str, *, force: bool = False) -> None:
     spec = topics()[slug]
     caps = {
@@ -123,12 +134,7 @@ def make_pool(slug: str, split: str, *, force: bool = False) -> None:
     by_id = {row["arxiv_id"]: row for row in rows}
     reading = [by_id[i] for i in chosen]
     rng.shuffle(reading)
-    (READ / split).mkdir(parents=True, exist_ok=True)
-    out = READ / split / f"{slug}.jsonl"
-    with out.open("w", encoding="utf-8") as f:
-        for row in reading:
-            keep = {k: row[k] for k in ("arxiv_id", "title", "abstract", "categories")}
-            f.write(json.dumps(keep, ensure_ascii=False) + "\n")
+    out = write_reading(reading, READ / split / f"{slug}.jsonl")
     sizes = ", ".join(f"{k} {len(v['read'])}/{v['size']}" for k, v in record["strata"].items())
     print(f"{slug} {split}: read {sizes} -> {out}")
 
@@ -207,12 +213,7 @@ def extend_pool(slug: str, split: str, more_focus: int, more_rest: int, more_rul
     target.write_text(json.dumps(record, indent=1) + "\n")
     reading = [by_id[i] for i in new]
     rng.shuffle(reading)
-    (READ / split).mkdir(parents=True, exist_ok=True)
-    out = READ / split / f"{slug}.more.jsonl"
-    with out.open("w", encoding="utf-8") as f:
-        for row in reading:
-            keep = {k: row[k] for k in ("arxiv_id", "title", "abstract", "categories")}
-            f.write(json.dumps(keep, ensure_ascii=False) + "\n")
+    out = write_reading(reading, READ / split / f"{slug}.more.jsonl")
     sizes = ", ".join(f"{k} {len(v['read'])}/{v['size']}" for k, v in record["strata"].items())
     print(f"{slug} {split}: {len(new)} more to read ({sizes}) -> {out}")
 
