@@ -18,14 +18,12 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import ConsoleMessenger, run_console
-from bot.adapters.slack.adapter import SlackAdapter
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.arxiv.client import ArxivClient
 from bot.arxiv.poller import Poller
 from bot.config import Settings, StartupError
@@ -44,7 +42,11 @@ from storage.politeness import DatabaseRequestStamp
 
 log = logging.getLogger(__name__)
 
-Adapter = TelegramAdapter | SlackAdapter
+if TYPE_CHECKING:  # the platform SDKs are imported only by a process that runs an adapter
+    from bot.adapters.slack.adapter import SlackAdapter
+    from bot.adapters.telegram.adapter import TelegramAdapter
+
+    Adapter = TelegramAdapter | SlackAdapter
 
 
 async def open_database(settings: Settings, *, migrate: bool = True) -> Database:
@@ -156,8 +158,12 @@ def build_adapters(settings: Settings, ctx: Context) -> dict[str, Adapter]:
     """The chat adapters the settings enable, by platform name (none yet started)."""
     adapters: dict[str, Adapter] = {}
     if settings.telegram_enabled:
+        from bot.adapters.telegram.adapter import TelegramAdapter
+
         adapters["telegram"] = TelegramAdapter(settings, REGISTRY, ctx)
     if settings.slack_enabled:
+        from bot.adapters.slack.adapter import SlackAdapter
+
         adapters["slack"] = SlackAdapter(settings, REGISTRY, ctx)
     return adapters
 
@@ -189,7 +195,7 @@ def build_peers(
 ) -> Peers:
     """This process among the live ones; each heartbeat's share of the work sets the
     deliverer's slot and Telegram's rate."""
-    telegram = next((a for a in adapters.values() if isinstance(a, TelegramAdapter)), None)
+    telegram = cast("TelegramAdapter | None", adapters.get("telegram"))
 
     def take(share: Share) -> None:
         if deliverer is not None:
