@@ -10,10 +10,9 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
-from functools import lru_cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from bot.domain import Author, split_arxiv_id
 
@@ -49,7 +48,7 @@ _AUTHOR_SEPARATOR = re.compile(r",\s*(?:and\b\s*)?|\s+and\b\s*")
 _HAS_WORD = re.compile(r"\w")
 _NAME_SUFFIXES = frozenset({"Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"})
 
-_EASTERN_NAME = "America/New_York"
+_EASTERN = ZoneInfo("America/New_York")
 
 # No arXiv paper comes near this many versions; a larger number is hostile or corrupt
 # (and would not fit the database's integer column).
@@ -235,27 +234,6 @@ def _as_utc(value: datetime) -> datetime:
 
 
 def eastern_date(moment: datetime) -> date:
-    """The calendar date of `moment` in US Eastern time, where arXiv announces."""
-    zone = _eastern_zone()
-    if zone is not None:
-        return moment.astimezone(zone).date()
-    return (moment.astimezone(UTC) + _eastern_offset(moment.astimezone(UTC))).date()
-
-
-@lru_cache(maxsize=1)
-def _eastern_zone() -> tzinfo | None:
-    try:
-        return ZoneInfo(_EASTERN_NAME)
-    except ZoneInfoNotFoundError:  # no tz database: fall back to the fixed US rule
-        return None
-
-
-def _eastern_offset(utc_moment: datetime) -> timedelta:
-    """UTC offset of US Eastern time by the post-2007 rule (DST from the second Sunday
-    of March, 07:00 UTC, to the first Sunday of November, 06:00 UTC)."""
-    year = utc_moment.year
-    march_first = datetime(year, 3, 1, 7, tzinfo=UTC)
-    dst_start = march_first + timedelta(days=(6 - march_first.weekday()) % 7 + 7)
-    november_first = datetime(year, 11, 1, 6, tzinfo=UTC)
-    dst_end = november_first + timedelta(days=(6 - november_first.weekday()) % 7)
-    return timedelta(hours=-4 if dst_start <= utc_moment < dst_end else -5)
+    """The calendar date of `moment` in US Eastern time, where arXiv announces (the zone
+    comes from the tzdata package where the system has no zone database)."""
+    return moment.astimezone(_EASTERN).date()
