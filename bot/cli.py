@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from importlib import metadata
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -41,6 +42,7 @@ from bot.ingest import (
 from bot.log_secrets import configure_logging
 from bot.scheduler import ROLES
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
+from bot.topics.resolve import search
 from bot.topics.tagging import build_tagger
 from handlers.base import Context
 from handlers.commands import REGISTRY
@@ -150,11 +152,15 @@ async def cmd_backfill(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def run_chat_command(it: Opened, name: str, args: str = "") -> Reply:
-    """Run a chat command as the terminal chat and print its answer."""
+async def run_chat_command(
+    it: Opened, name: str, args: str = "", *, echo_errors: bool = True
+) -> Reply:
+    """Run a chat command as the terminal chat and print its answer (an error answer only
+    with `echo_errors`: the caller may word it as a command line's error instead)."""
     ctx = build_context(it.db, it.catalog)
     reply = await REGISTRY.dispatch(Command(name, args, CONSOLE_CHAT), ctx)
-    print(render_reply(reply))
+    if echo_errors or not reply.is_error:
+        print(render_reply(reply))
     return reply
 
 
@@ -216,11 +222,16 @@ async def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
     if args.check:
         return check_catalog(args.catalog)
     catalog = open_catalog(args.catalog)
-    for topic in catalog.topics:
+    words = " ".join(args.words)
+    shown = search(words, catalog, limit=len(catalog)) if words else catalog.topics
+    for topic in shown:
         parent = catalog.by_slug(topic.parent) if topic.parent else None
         where = f" (in {parent.name})" if parent else ""
         print(f"{topic.name} [{topic.slug}]{where}: {topic.description}")
-    print(f"{len(catalog)} topics")
+    if words and not shown:
+        print(f'paperwatch: no topic matches "{words}"; `paperwatch topics` lists them all.')
+        return 1
+    print(f'{len(shown)} topics matching "{words}"' if words else f"{len(catalog)} topics")
     return 0
 
 
@@ -254,8 +265,15 @@ async def cmd_retag(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_momentum(args: argparse.Namespace, settings: Settings) -> int:
     """The momentum sentence and sparkline of a topic, in the terminal."""
     async with opened(settings) as it:
-        reply = await run_chat_command(it, "momentum", " ".join(args.topic))
-    return 1 if reply.is_error else 0
+        reply = await run_chat_command(it, "momentum", " ".join(args.topic), echo_errors=False)
+    if not reply.is_error:
+        return 0
+    print(f"paperwatch: {reply.lines[0]}", file=sys.stderr)
+    if reply.buttons:  # the topics it might have meant
+        names = "; ".join(row[0].text for row in reply.buttons)
+        print(f"  did you mean: {names}?", file=sys.stderr)
+    print("  `paperwatch topics WORDS` searches the catalog.", file=sys.stderr)
+    return 1
 
 
 def _read(path: Path) -> bytes:
@@ -276,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="paperwatch",
         description="Follow arXiv topics from a chat: alerts, digests and momentum.",
     )
+    parser.add_argument("--version", action="version", version=f"paperwatch {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, action: Action, help_text: str) -> argparse.ArgumentParser:
@@ -310,6 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="check every rule, parent, slug, name and alias; print each problem; exit 1 if any",
     )
     topics.add_argument("--catalog", type=Path, help=CATALOG_HELP)
+    topics.add_argument("words", nargs="*", help="only the topics these words find, e.g. agents")
     momentum = add("momentum", cmd_momentum, "a topic's momentum: the sentence and a sparkline")
     momentum.add_argument("topic", nargs="+", help="a catalog topic, e.g. RL for LLM Agents")
     retag = add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
@@ -319,11 +339,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        return metadata.version("paperwatch")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def _days(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of days; give a whole number, e.g. --days 7"
+        ) from None
     if not 1 <= value <= 3650:
         raise argparse.ArgumentTypeError("days must be between 1 and 3650")
     return value
+
+
+def _plain(message: str) -> str:
+    """A validator's message without pydantic's "Value error, " in front, ending in a stop."""
+    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    return message if message.endswith((".", "?", "!")) else message + "."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         for error in exc.errors():
             where = ".".join(str(p) for p in error["loc"]) or "settings"
-            print(f"paperwatch: bad setting {where}: {error['msg']}", file=sys.stderr)
+            print(f"paperwatch: bad setting {where}: {_plain(error['msg'])}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.secret_values())
     try:

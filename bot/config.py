@@ -14,6 +14,8 @@ from typing import Annotated
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.arxiv.categories import check_categories
+
 DEFAULT_CATEGORIES = (
     "cs.AI",
     "cs.CL",
@@ -201,7 +203,7 @@ class Settings(BaseSettings):
     def _categories_not_empty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if not value:
             raise ValueError("ARXIV_CATEGORIES must name at least one category, e.g. cs.AI,cs.LG")
-        return value
+        return check_categories(value)
 
     @field_validator("log_level")
     @classmethod

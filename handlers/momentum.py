@@ -83,7 +83,7 @@ async def _one_topic(cmd: Command, ctx: Context) -> Reply:
         else:
             own = await _own_query(uow, cmd, cmd.args)
             if own is None:
-                return unknown_topic(cmd.args, resolution.suggestions, offer_query=False)
+                return unknown_topic(cmd.args, resolution.suggestions)
             tag, name = own.tag, own.label
         repo = uow.momentum
         as_of = await _as_of(repo, ctx)

@@ -211,7 +211,7 @@ async def mute(cmd: Command, ctx: Context) -> Reply:
     tag_text, scope_text = _split_scope(cmd.args)
     resolution = resolve_topic(tag_text, ctx.catalog)
     if resolution.topic is None:
-        return unknown_topic(tag_text, resolution.suggestions, offer_query=False)
+        return unknown_topic(tag_text, resolution.suggestions, changing=True)
     tag = resolution.topic
     async with ctx.uow() as uow:
         chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)

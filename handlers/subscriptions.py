@@ -80,13 +80,17 @@ def _limit(ctx: Context, kind: SubscriptionKind) -> int:
     return ctx.max_topics_per_chat if kind is SubscriptionKind.TOPIC else ctx.max_queries_per_chat
 
 
-def unknown_topic(text: str, suggestions: Sequence[Topic], *, offer_query: bool) -> Reply:
+def unknown_topic(
+    text: str, suggestions: Sequence[Topic], *, offer_query: bool = False, changing: bool = False
+) -> Reply:
+    """The answer to a topic name that matches nothing; `changing` commands say that
+    nothing was changed, the others (/latest, /momentum, /topic) only how to find one."""
     lines = [f'I don\'t know a topic called "{text}".']
     if suggestions:
         lines.append("Did you mean: " + "; ".join(t.name for t in suggestions) + "?")
     if offer_query:
         lines.append(f'To follow your own words as a search, quote them: /follow "{text}"')
-    lines.append("Nothing was changed. /topics lists the catalog.")
+    lines.append(("Nothing was changed. " if changing else "") + "/topics lists the catalog.")
     buttons = tuple((Button(t.name, Action.FOLLOW, t.slug),) for t in suggestions)
     return Reply(lines=tuple(lines), is_error=True, buttons=buttons)
 
@@ -112,7 +116,7 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
     resolution = resolve_topic(cmd.args, ctx.catalog)
     topic = resolution.topic
     if topic is None:
-        return unknown_topic(cmd.args, resolution.suggestions, offer_query=True)
+        return unknown_topic(cmd.args, resolution.suggestions, offer_query=True, changing=True)
     kind = SubscriptionKind.TOPIC
     async with ctx.uow() as uow:
         chat = await ensure_digest_schedule(
@@ -299,7 +303,7 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
                     is_error=True,
                 )
             else:
-                return unknown_topic(cmd.args, resolution.suggestions, offer_query=False)
+                return unknown_topic(cmd.args, resolution.suggestions)
         else:
             tags = [subscription_tag(s) for s in subs] or None
             heading = "Latest in the topics you follow:" if tags else "Latest papers:"
