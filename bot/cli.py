@@ -26,6 +26,7 @@ from rich.progress import Progress
 
 from bot.adapters.console import CONSOLE_CHAT, render_reply, run_console
 from bot.app import StartupError, build_poller, database, open_catalog, run_bot
+from bot.arxiv.categories import in_categories
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.arxiv.poller import Poller, PollOutcome
@@ -106,6 +107,9 @@ async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    """Today's listing from arXiv, or saved responses (--file): either way only the papers
+    of ARXIV_CATEGORIES are stored, as a poll would."""
+    categories = frozenset(settings.arxiv_categories)
     async with opened(settings, arxiv=not args.file) as it:
         if it.poller is not None:
             outcome = await it.poller.poll_daily()
@@ -117,8 +121,11 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 feed = parse_feed(_read(path))
             except FeedError as exc:
                 raise StartupError(f"{path}: {exc}") from exc
-            result = await store_papers(it.db.uow, feed.papers, it.catalog)
-            print(f"{path}: {len(feed.papers)} papers read; {result.summary()}.")
+            wanted = [p for p in feed.papers if in_categories(p.categories, categories)]
+            result = await store_papers(it.db.uow, wanted, it.catalog)
+            left_out = len(feed.papers) - len(wanted)
+            outside = f", {left_out:,} outside ARXIV_CATEGORIES left out" if left_out else ""
+            print(f"{path}: {len(feed.papers):,} papers read{outside}; {result.summary()}.")
     return 0
 
 

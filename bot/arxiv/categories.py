@@ -8,6 +8,7 @@ so are the legacy archives that old papers still carry (chao-dyn, cmp-lg, ...).
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from functools import cache
 
 from rapidfuzz import fuzz, process
@@ -80,3 +81,9 @@ def check_categories(names: tuple[str, ...]) -> tuple[str, ...]:
             )
         checked.append(known)
     return tuple(dict.fromkeys(checked))
+
+
+def in_categories(categories: Iterable[str], wanted: Collection[str]) -> bool:
+    """Whether a paper with `categories` belongs to the `wanted` ones, where an archive
+    ("cs") stands for each of its categories (cs.AI, cs.LG, ...)."""
+    return any(c in wanted or c.partition(".")[0] in wanted for c in categories)

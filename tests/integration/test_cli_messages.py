@@ -89,3 +89,25 @@ def test_a_worker_or_poller_without_a_chat_platform_refuses_to_start(
     assert err.count("\n") == 1
     assert f"a {role} process serves Telegram or Slack" in err and "TELEGRAM_BOT_TOKEN" in err
     assert not Path("paperwatch.db").exists()  # refused before the database was opened
+
+
+FULL_FEED = (
+    Path(__file__).parents[1] / "fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
+)
+
+
+def test_ingest_from_a_file_keeps_to_arxiv_categories(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The 2024-11-28 feed is all of arXiv: its math.PR "Drawdowns of diffusions" once
+    arrived tagged Diffusion Models. Only the configured categories are stored."""
+    import sqlite3
+
+    monkeypatch.setenv("ARXIV_CATEGORIES", "cs.LG,stat")  # a category and a whole archive
+    assert main(["ingest", "--file", str(FULL_FEED)]) == 0
+    assert "outside ARXIV_CATEGORIES left out" in capsys.readouterr().out
+    with sqlite3.connect("paperwatch.db") as db:
+        titles = {t for (t,) in db.execute("SELECT title FROM papers")}
+        categories = [c for (c,) in db.execute("SELECT categories FROM papers")]
+    assert titles and "Drawdowns of diffusions" not in titles
+    assert all("cs.LG" in c or "stat." in c for c in categories)
