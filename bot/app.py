@@ -228,7 +228,7 @@ async def run_bot(
             "TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN (see .env.example), or run `paperwatch "
             "run` without --role to chat in this terminal"
         )
-    catalog = open_catalog()
+    catalog = open_catalog(settings.catalog)
     async with contextlib.AsyncExitStack() as stack:
         db = await stack.enter_async_context(database(settings))
         ctx = command_context(settings, db, catalog)

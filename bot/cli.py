@@ -51,7 +51,7 @@ from storage.database import Database, DatabaseConfigError
 
 log = logging.getLogger("paperwatch")
 
-CATALOG_HELP = "a catalog file to use instead of the bundled bot/topics/catalog.toml"
+CATALOG_HELP = "a catalog file to use instead of PAPERWATCH_CATALOG or the bundled one"
 
 Action = Callable[[argparse.Namespace, Settings], Awaitable[int]]
 
@@ -82,7 +82,7 @@ async def opened(
 ) -> AsyncIterator[Opened]:
     """The catalog (a broken one is refused before the database is touched), the migrated
     database and, with `arxiv`, the poller; closed in reverse on the way out."""
-    topics = open_catalog(catalog)
+    topics = open_catalog(catalog or settings.catalog)
     async with contextlib.AsyncExitStack() as stack:
         db = await stack.enter_async_context(database(settings))
         poller = None
@@ -205,7 +205,7 @@ async def cmd_outbox(args: argparse.Namespace, settings: Settings) -> int:
 
 async def cmd_tag(args: argparse.Namespace, settings: Settings) -> int:
     """Tag the papers of a saved response or JSON-lines file; no database needed."""
-    catalog = open_catalog()
+    catalog = open_catalog(settings.catalog)
     data = _read(args.file)
     try:
         papers = read_papers(data)
@@ -227,8 +227,8 @@ async def cmd_tag(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
     """List the catalog; with --check, only check it: every problem, exit 1 if any."""
     if args.check:
-        return check_catalog(args.catalog)
-    catalog = open_catalog(args.catalog)
+        return check_catalog(args.catalog or settings.catalog)
+    catalog = open_catalog(args.catalog or settings.catalog)
     words = " ".join(args.words)
     shown = search(words, catalog, limit=len(catalog)) if words else catalog.topics
     for topic in shown:

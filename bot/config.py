@@ -56,6 +56,9 @@ class Settings(BaseSettings):
         default_factory=default_database_url, validation_alias="PAPERWATCH_DATABASE_URL"
     )
     log_level: str = Field(default="INFO", validation_alias="PAPERWATCH_LOG_LEVEL")
+    # A topic catalog of the deployment's own, instead of the bundled one, or added to it
+    # when the file says `extends = "bundled"`; checked at start (bot.topics.catalog).
+    catalog: Path | None = Field(default=None, validation_alias="PAPERWATCH_CATALOG")
 
     telegram_bot_token: SecretStr | None = Field(
         default=None, validation_alias="TELEGRAM_BOT_TOKEN"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.topics.catalog import load_catalog
 
 
 @pytest.fixture(autouse=True)
@@ -111,3 +112,23 @@ def test_ingest_from_a_file_keeps_to_arxiv_categories(
         categories = [c for (c,) in db.execute("SELECT categories FROM papers")]
     assert titles and "Drawdowns of diffusions" not in titles
     assert all("cs.LG" in c or "stat." in c for c in categories)
+
+
+def test_paperwatch_catalog_is_used_and_checked_at_start(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    own = tmp_path / "own.toml"
+    own.write_text(
+        'extends = "bundled"\n[[topic]]\nname = "Bananas in ML"\nrule = "banana*"\n', "utf-8"
+    )
+    monkeypatch.setenv("PAPERWATCH_CATALOG", str(own))
+    assert main(["topics", "bananas"]) == 0
+    assert "Bananas in ML [bananas-in-ml]" in capsys.readouterr().out
+    assert main(["topics", "--check"]) == 0
+    assert f"catalog OK: {len(load_catalog()) + 1} topics" in capsys.readouterr().out
+
+    own.write_text('extends = "bundled"\n[[topic]]\nname = "Bananas in ML"\nrule = "("\n', "utf-8")
+    assert main(["status"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("paperwatch: the topic catalog is broken:") and "Bananas in ML" in err
+    assert not Path("paperwatch.db").exists()  # refused before the database was opened
