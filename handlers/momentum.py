@@ -14,12 +14,12 @@ from datetime import date
 
 from bot.delivery.chart import momentum_png
 from bot.domain import Action, Button, Command, Reply, Subscription, Topic
+from bot.ports import MomentumStore
 from bot.topics.momentum import Momentum, SpikeVerdict, is_spike, sentence, sparkline
 from bot.topics.resolve import resolve_topic
 from handlers.base import CommandSpec, Context
 from handlers.lookup import find_subscription
 from handlers.subscriptions import EXAMPLE_TOPIC, unknown_topic, usage_error
-from storage.momentum import MomentumRepository
 
 WEEKS = 26
 SHOWN = 10  # followed topics shown by /momentum without a topic
@@ -28,7 +28,7 @@ TRENDING_SHOWN = 5
 _SWITCH = {"on": True, "off": False}
 
 
-async def _as_of(repo: MomentumRepository, ctx: Context) -> date:
+async def _as_of(repo: MomentumStore, ctx: Context) -> date:
     today = ctx.clock().date()
     return await repo.latest_announced(today) or today
 

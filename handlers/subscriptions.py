@@ -24,6 +24,7 @@ from bot.domain import (
     SubscriptionKind,
     Topic,
 )
+from bot.ports import UnitOfWork
 from bot.topics.query import Query, QueryError, canonical, parse_query
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tagger import Tagger
@@ -31,7 +32,6 @@ from bot.topics.tagging import query_key
 from bot.topics.tagline import tag_line
 from handlers.base import CommandSpec, Context, ensure_digest_schedule, with_args
 from handlers.lookup import find_subscription
-from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
 
