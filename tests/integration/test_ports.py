@@ -1,10 +1,10 @@
-"""Storage's unit of work implements `bot.ports`.
+"""Storage's unit of work, and the test fake, implement `bot.ports`.
 
 Three arguments, from weakest to strongest: a real SQLite unit of work passes the
 runtime-checkable `isinstance` (every member is there); every method of every port has
-the same parameters (names, kinds, defaults) and the same sync/async nature in storage;
-and `_typed` below assigns it to the protocol, which a type checker (mypy, pyright)
-rejects when a signature or a return type disagrees.
+the same parameters (names, kinds, defaults) and the same sync/async nature in storage
+and in the fake; and `_typed` below assigns them to the protocols, which a type checker
+(mypy, pyright) rejects when a signature or a return type disagrees.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ import pytest
 from bot import ports
 from storage.database import Database
 from storage.uow import UnitOfWork
+from tests.fakes.uow import FakeDatabase, FakeUnitOfWork
 
 
-def _typed(real: UnitOfWork) -> list[ports.UnitOfWork]:
+def _typed(real: UnitOfWork, fake: FakeUnitOfWork) -> list[ports.UnitOfWork]:
     """Never run: for type checkers, which check each assignment against the protocol."""
-    return [real]
+    return [real, fake]
 
 
 async def test_a_real_unit_of_work_is_a_port(db: Database) -> None:
@@ -58,6 +59,8 @@ def _shape(function: typing.Any) -> tuple[bool, list[tuple[str, typing.Any, typi
 PAIRS = [
     (ports.UnitOfWork, UnitOfWork),
     *_repositories(UnitOfWork).values(),
+    (ports.UnitOfWork, FakeUnitOfWork),
+    *_repositories(FakeUnitOfWork).values(),
 ]
 
 
@@ -74,7 +77,20 @@ def test_same_signatures(port: type, implementation: type) -> None:
 
 
 def test_every_repository_is_checked() -> None:
+    """Storage implements every repository of the port; the fake all but three, whose
+    properties raise (`tests.fakes.uow`)."""
     ports_repositories = {
         n for n, m in _members(ports.UnitOfWork).items() if isinstance(m, property)
     }
     assert set(_repositories(UnitOfWork)) == ports_repositories
+    assert ports_repositories - set(_repositories(FakeUnitOfWork)) == {
+        "momentum",
+        "outbox",
+        "poll_state",
+    }
+
+
+async def test_the_fake_refuses_what_it_does_not_fake() -> None:
+    async with FakeDatabase().uow() as uow:
+        with pytest.raises(NotImplementedError, match="momentum"):
+            _ = uow.momentum
