@@ -13,6 +13,7 @@ from bot.delivery.schedule import WEEKDAYS, next_digest_at, parse_hhmm
 from bot.domain import Chat, Command, DigestMode, Reply, Subscription
 from bot.topics.resolve import resolve_topic
 from handlers.base import CommandSpec, Context, with_args
+from handlers.lookup import find_subscription
 from handlers.subscriptions import unknown_topic, usage_error
 
 
@@ -219,10 +220,7 @@ async def mute(cmd: Command, ctx: Context) -> Reply:
         scope_label = ""
         if scope_text is not None:
             subs = await uow.subscriptions.for_chat(chat.id)
-            wanted = resolve_topic(scope_text, ctx.catalog).topic
-            sub = next((s for s in subs if wanted and s.tag == wanted.slug), None) or next(
-                (s for s in subs if s.label.lower() == scope_text.strip().lower()), None
-            )
+            sub = find_subscription(scope_text, subs, ctx.catalog)
             if sub is None:
                 return Reply.text(
                     f'You don\'t follow "{scope_text}", so there is nothing to mute it in.',
