@@ -79,6 +79,7 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
             {"handlers-platform-neutral"},
         ),
         ("storage/models.py", "from handlers import base", {"storage-below-handlers"}),
+        ("handlers/text.py", "from storage.uow import UnitOfWork", {"handlers-use-ports"}),
         ("bot/config.py", "import slack_bolt", {"sdks-in-adapters"}),
         ("bot/config.py", "import httpx", {"http-in-arxiv-and-adapters"}),
     ],
