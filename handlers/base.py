@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from rapidfuzz import process
 
-from bot.delivery.schedule import next_digest_at
+from bot.delivery.schedule import WEEKDAYS, next_digest_at
 from bot.domain import Chat, Command, DigestMode, Reply, Role
 from bot.ports import Clock, UnitOfWork
 from bot.topics.catalog import Catalog
@@ -175,6 +175,28 @@ async def ensure_digest_schedule(uow: UnitOfWork, chat: Chat, now: datetime) -> 
         await uow.chats.update(chat.id, next_digest_at=when)
         chat = await uow.chats.get_by_id(chat.id) or chat
     return chat
+
+
+def how_papers_arrive(chat: Chat) -> str:
+    """One sentence for a new follow: when its papers will come, and how to change that
+    (a new chat gets the default daily digest at 08:00 UTC without having chosen it)."""
+    where = f"({chat.timezone})"
+    if chat.digest_mode is DigestMode.INSTANT:
+        text = "New papers reach you here as soon as they are announced (/digest changes that)."
+    elif chat.digest_mode is DigestMode.DAILY:
+        text = (
+            f"New papers reach you here in a daily digest at {chat.digest_time} {where}; "
+            "/digest instant sends each at once, /digest and /timezone change when."
+        )
+    elif chat.digest_mode is DigestMode.WEEKLY:
+        day = WEEKDAYS[chat.digest_weekday].title()
+        text = (
+            f"New papers reach you here in a weekly digest on {day} at {chat.digest_time} "
+            f"{where} (/digest changes that)."
+        )
+    else:
+        text = "Alerts are off in this chat: /digest daily or /digest instant turns them on."
+    return text + (" Sending is paused: /resume restarts it." if chat.paused else "")
 
 
 def not_a_command() -> Reply:

@@ -132,7 +132,8 @@ def _rank(verdict: SpikeVerdict) -> tuple[float, float]:
 
 
 async def trending(cmd: Command, ctx: Context) -> Reply:
-    """Catalog topics whose rise this week is real (the spike rule), fastest first."""
+    """Catalog topics whose rise over the last four weeks is real (the spike rule), fastest
+    first."""
     slugs = [t.slug for t in ctx.catalog.topics]
     async with ctx.uow() as uow:
         repo = uow.momentum
@@ -187,5 +188,5 @@ MOMENTUM = CommandSpec(
     changes=_switches,
 )
 TRENDING = CommandSpec(
-    "trending", trending, "topics rising fastest this week", "/trending", max_args=0
+    "trending", trending, "topics rising fastest over the last four weeks", "/trending", max_args=0
 )

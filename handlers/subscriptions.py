@@ -30,7 +30,13 @@ from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tagger import Tagger
 from bot.topics.tagging import query_key
 from bot.topics.tagline import tag_line
-from handlers.base import CommandSpec, Context, ensure_digest_schedule, with_args
+from handlers.base import (
+    CommandSpec,
+    Context,
+    ensure_digest_schedule,
+    how_papers_arrive,
+    with_args,
+)
 from handlers.lookup import find_subscription
 
 log = logging.getLogger(__name__)
@@ -134,7 +140,7 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
     lines = [f"Now following {topic.name}."]
     if not resolution.exact:
         lines.append(f'(I read "{cmd.args}" as {topic.name}; /unfollow {topic.name} undoes it.)')
-    lines.append("New papers on it will reach you here. /latest shows the newest ones now.")
+    lines.append(f"{how_papers_arrive(chat)} /latest shows the newest ones now.")
     return Reply(lines=tuple(lines), changes_chat=True)
 
 
@@ -165,7 +171,7 @@ async def _follow_query(cmd: Command, ctx: Context) -> Reply:
     return Reply(
         lines=(
             f"Now following your query: {stored}",
-            "Papers that match it will reach you here. /latest shows the newest ones now.",
+            f"{how_papers_arrive(chat)} /latest shows the newest ones now.",
         ),
         changes_chat=True,
     )
@@ -246,9 +252,8 @@ async def list_(cmd: Command, ctx: Context) -> Reply:
     return Reply(
         lines=following_lines(subs, page),
         buttons=tuple(
-            (Button(_shorten(f"Unfollow {s.label}", 60), Action.UNFOLLOW, s.target),)
+            (Button(_shorten(f"Unfollow {s.label}", 60), Action.UNFOLLOW, s.tag),)
             for s in subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
-            if s.kind is SubscriptionKind.TOPIC
         ),
     )
 

@@ -98,3 +98,31 @@ async def test_mute_within_a_followed_topic(ctx: Context) -> None:
 async def test_a_member_changes_nothing(ctx: Context, fake: FakeDatabase) -> None:
     reply = await say(ctx, "/follow Web Agents", role=Role.MEMBER)
     assert reply.denied and not fake.state.chats and not fake.state.subscriptions
+
+
+async def test_a_follow_says_when_its_papers_will_come_and_how_to_change_it(
+    ctx: Context,
+) -> None:
+    """New chats get a daily digest at 08:00 UTC without choosing it: the reply says so."""
+    first = await say(ctx, "/follow RL for LLM Agents")
+    assert "daily digest at 08:00 (UTC)" in first.lines[-1] and "/digest" in first.lines[-1]
+    await say(ctx, "/digest weekly friday 09:30")
+    query = await say(ctx, "/follow (agent*) AND survey")
+    assert "weekly digest on Friday at 09:30 (UTC)" in query.lines[-1]
+
+
+async def test_list_offers_unfollow_for_queries_too(ctx: Context) -> None:
+    await say(ctx, "/follow RL for LLM Agents")
+    await say(ctx, '/follow "world model" AND (agent* OR robot*)')
+    listed = await say(ctx, "/list")
+    args = [row[0].arg for row in listed.buttons]
+    assert args[0] == "rl-for-llm-agents" and args[1].startswith("q:")
+    assert all(len(arg) <= 40 for arg in args)  # room left in Telegram's 64-byte payload
+    gone = await say(ctx, f"/unfollow {args[1]}")  # what pressing the button sends
+    assert gone.lines[0].startswith("Stopped following") and gone.changes_chat
+    assert [row[0].arg for row in (await say(ctx, "/list")).buttons] == ["rl-for-llm-agents"]
+
+
+async def test_help_says_trending_covers_four_weeks(ctx: Context) -> None:
+    text = "\n".join((await say(ctx, "/help")).lines)
+    assert "/trending: topics rising fastest over the last four weeks" in text
