@@ -33,7 +33,7 @@ from bot.delivery.worker import Deliverer
 from bot.ingest import load_sample_if_empty
 from bot.scheduler import Jobs, build_scheduler
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
-from bot.topics.tagging import catalog_rules
+from bot.topics.tag_rules import catalog_rules
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from handlers.rate_limit import CommandRateLimit

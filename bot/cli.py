@@ -41,7 +41,7 @@ from bot.ingest import (
 from bot.log_secrets import configure_logging
 from bot.scheduler import ROLES
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
-from bot.topics.tagging import build_tagger
+from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database, DatabaseConfigError
