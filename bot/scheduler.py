@@ -34,10 +34,10 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
+from bot.arxiv.calendar import EASTERN
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
 from bot.arxiv.poller import Poller, PollOutcome
-from bot.arxiv.schedule import EASTERN
 from bot.delivery.digests import fold_due_digests
 from bot.delivery.peers import Peers
 from bot.delivery.spikes import check_spikes

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from bot.arxiv.schedule import (
+from bot.arxiv.calendar import (
     EASTERN,
     estimated_listing_date,
     listing_date,
