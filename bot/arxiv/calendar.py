@@ -62,11 +62,6 @@ def listing_date(announcement: datetime) -> date:
     return (announcement.astimezone(EASTERN) + timedelta(days=1)).date()
 
 
-def next_poll(moment: datetime, holidays: Collection[date] = ()) -> datetime:
-    """When the scheduled poll should next run: shortly after the next announcement."""
-    return next_announcement(moment - POLL_DELAY, holidays) + POLL_DELAY
-
-
 SUBMISSION_CUTOFF = time(14, 0)
 
 
