@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from bot.arxiv.calendar import EASTERN
+from bot.arxiv.calendar import ANNOUNCE_TIME, ANNOUNCE_WEEKDAYS, EASTERN, LATE_POLLS, POLL_DELAY
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
 from bot.arxiv.poller import Poller, PollOutcome
@@ -47,9 +47,22 @@ from storage.database import Database
 
 log = logging.getLogger(__name__)
 
-POLL_TRIGGER = CronTrigger(
-    day_of_week="sun,mon,tue,wed,thu", hour="20-23", minute=30, timezone=EASTERN
-)
+
+def poll_trigger() -> CronTrigger:
+    """arXiv's calendar (`bot.arxiv.calendar`) as a cron trigger: on announcement days,
+    POLL_DELAY after the announcement, then hourly LATE_POLLS more times."""
+    first = (datetime.combine(datetime.min, ANNOUNCE_TIME) + POLL_DELAY).time()
+    days = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # date.weekday() order
+    return CronTrigger(
+        day_of_week=",".join(days[day] for day in sorted(ANNOUNCE_WEEKDAYS)),
+        hour=f"{first.hour}-{first.hour + LATE_POLLS}",
+        minute=first.minute,
+        timezone=EASTERN,
+    )
+
+
+POLL_TRIGGER = poll_trigger()
+
 ROLES = ("all", "poller", "worker")
 
 

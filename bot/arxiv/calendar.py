@@ -14,8 +14,11 @@ from zoneinfo import ZoneInfo
 EASTERN = ZoneInfo("America/New_York")
 ANNOUNCE_TIME = time(20, 0)
 ANNOUNCE_WEEKDAYS = frozenset({6, 0, 1, 2, 3})  # Sunday..Thursday (Monday is 0)
-# How long after the announcement the poll runs (the feeds take a few minutes to update).
+# When the scheduled poll runs (bot.scheduler turns this into its cron trigger): POLL_DELAY
+# after each announcement (the feeds take a few minutes to update), then LATE_POLLS more
+# times an hour apart, for a feed that is late (each costs one conditional GET).
 POLL_DELAY = timedelta(minutes=30)
+LATE_POLLS = 3
 
 
 def announcements_after(
