@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from bot.adapters.console import handle_line  # noqa: E402
 from bot.arxiv.parse import parse_feed  # noqa: E402
 from bot.domain import ChatRef, Platform, SubscriptionKind  # noqa: E402
-from bot.ingest import store_papers  # noqa: E402
+from bot.services.ingest import store_papers  # noqa: E402
 from bot.topics import tag_rules as tagging  # noqa: E402
 from bot.topics.catalog import load_catalog  # noqa: E402
 from bot.topics.query import QueryError, parse_query  # noqa: E402

@@ -30,8 +30,8 @@ from bot.config import Settings, StartupError
 from bot.delivery.messenger import Messenger
 from bot.delivery.peers import Peers, Share
 from bot.delivery.worker import Deliverer
-from bot.ingest import load_sample_if_empty
 from bot.scheduler import Jobs, build_scheduler
+from bot.services.ingest import load_sample_if_empty
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tag_rules import catalog_rules
 from handlers.base import Context

@@ -2,7 +2,7 @@
 
 Settings are built here, once; `opened` opens what a command needs (catalog, database,
 arXiv) from them and closes it afterwards; the work itself is in the services
-(`bot.ingest`, `bot.arxiv.poller`, the chat commands) and `bot.app` runs the bot.
+(`bot.services.ingest`, `bot.arxiv.poller`, the chat commands) and `bot.app` runs the bot.
 Nothing below this module reads the environment.
 """
 
@@ -31,15 +31,15 @@ from bot.arxiv.poller import Poller, PollOutcome
 from bot.config import Settings
 from bot.delivery.peers import SILENT_BEATS
 from bot.domain import Command, Reply
-from bot.ingest import (
+from bot.log_secrets import configure_logging
+from bot.scheduler import ROLES
+from bot.services.ingest import (
     IngestResult,
     load_sample_if_empty,
     read_papers,
     retag,
     store_papers,
 )
-from bot.log_secrets import configure_logging
-from bot.scheduler import ROLES
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tag_rules import build_tagger
 from handlers.base import Context

@@ -24,7 +24,7 @@ from bot.arxiv.calendar import estimated_listing_date
 from bot.arxiv.client import ArxivClient, ArxivHTTPError
 from bot.arxiv.parse import Feed, FeedError, OaiError
 from bot.domain import AnnounceType, Paper, PollState
-from bot.ingest import IngestResult, store
+from bot.services.ingest import IngestResult, store
 from bot.topics.catalog import Catalog
 from storage.uow import UnitOfWork
 

@@ -25,7 +25,7 @@ from bot.domain import (
     Reply,
     SubscriptionKind,
 )
-from bot.ingest import store
+from bot.services.ingest import store
 from bot.topics.catalog import Catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY

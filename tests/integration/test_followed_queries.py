@@ -18,7 +18,7 @@ import pytest
 from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
 from bot.arxiv.parse import parse_feed
 from bot.domain import SubscriptionKind
-from bot.ingest import store_papers
+from bot.services.ingest import store_papers
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.query import MAX_QUERY_CHARS, QueryError, canonical, parse_query
 from bot.topics.tag_rules import build_tagger

@@ -35,7 +35,7 @@ def papers_for(tag: str, per_week: list[int]) -> list[Paper]:
 
 
 async def seed(db: Database, catalog: Catalog, steady: int, recent: int) -> None:
-    from bot.ingest import store
+    from bot.services.ingest import store
 
     history = [steady] * 14 + [recent] * 4
     async with db.uow() as uow:
