@@ -2,7 +2,7 @@
 
 Settings are built here, once; `opened` opens what a command needs (catalog, database,
 arXiv) from them and closes it afterwards; the work itself is in the services
-(`bot.services.ingest`, `bot.arxiv.poller`, the chat commands) and `bot.app` runs the bot.
+(`bot.services.ingest`, `bot.services.poll`, the chat commands) and `bot.app` runs the bot.
 Nothing below this module reads the environment.
 """
 
@@ -27,7 +27,6 @@ from bot.adapters.console import CONSOLE_CHAT, render_reply, run_console
 from bot.app import StartupError, build_poller, database, open_catalog, run_bot
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
-from bot.arxiv.poller import Poller, PollOutcome
 from bot.config import Settings
 from bot.delivery.peers import SILENT_BEATS
 from bot.domain import Command, Reply
@@ -40,6 +39,7 @@ from bot.services.ingest import (
     retag,
     store_papers,
 )
+from bot.services.poll import Poller, PollOutcome
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tag_rules import build_tagger
 from handlers.base import Context

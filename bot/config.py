@@ -146,7 +146,7 @@ class Settings(BaseSettings):
     max_queries_per_chat: int = Field(
         default=20, ge=0, validation_alias="PAPERWATCH_MAX_QUERIES_PER_CHAT"
     )
-    # Limits on what arXiv's answers may cost us (bot.arxiv.client, bot.arxiv.poller).
+    # Limits on what arXiv's answers may cost us (bot.arxiv.client, bot.services.poll).
     arxiv_max_response_mib: float = Field(
         default=64.0, gt=0, validation_alias="ARXIV_MAX_RESPONSE_MIB"
     )
