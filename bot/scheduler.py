@@ -40,7 +40,7 @@ from bot.arxiv.parse import FeedError
 from bot.delivery.digests import fold_due_digests
 from bot.delivery.peers import Peers
 from bot.delivery.spikes import check_spikes
-from bot.delivery.worker import Deliverer
+from bot.services.deliver import Deliverer
 from bot.services.poll import Poller, PollOutcome
 from bot.topics.catalog import Catalog
 from storage.database import Database
