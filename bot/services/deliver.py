@@ -30,12 +30,12 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from bot.delivery.content import Audience
-from bot.delivery.group_commit import GroupCommit
 from bot.delivery.messenger import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
 from bot.delivery.schedule import quiet_until
 from bot.domain import ChatRef, OutboxItem, OutboxKind, Subscription
 from bot.outbox_payloads import OutboxPayload
 from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload
+from bot.services.group_commit import GroupCommit
 from bot.topics.catalog import Catalog
 from bot.topics.momentum import sentence
 from storage.outbox import Progress
