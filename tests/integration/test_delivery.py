@@ -12,7 +12,6 @@ import pytest
 from sqlalchemy import text
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line
-from bot.delivery.digests import fold_due_digests
 from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
 from bot.domain import (
     AnnounceType,
@@ -25,6 +24,7 @@ from bot.domain import (
     SubscriptionKind,
 )
 from bot.services.deliver import Deliverer
+from bot.services.digests import fold_due_digests
 from bot.services.ingest import store
 from bot.topics.catalog import Catalog
 from handlers.base import Context

@@ -8,8 +8,8 @@ from datetime import date, datetime, timedelta
 
 from sqlalchemy import func, select
 
-from bot.delivery.digests import fold_due_digests
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
+from bot.services.digests import fold_due_digests
 from bot.services.ingest import store
 from bot.topics.catalog import load_catalog
 from storage.database import Database
