@@ -38,10 +38,10 @@ from bot.arxiv.calendar import ANNOUNCE_TIME, ANNOUNCE_WEEKDAYS, EASTERN, LATE_P
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
 from bot.delivery.peers import Peers
-from bot.delivery.spikes import check_spikes
 from bot.services.deliver import Deliverer
 from bot.services.digests import fold_due_digests
 from bot.services.poll import Poller, PollOutcome
+from bot.services.spikes import check_spikes
 from bot.topics.catalog import Catalog
 from storage.database import Database
 
