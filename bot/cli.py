@@ -28,7 +28,6 @@ from bot.app import StartupError, build_poller, database, open_catalog, run_bot
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.config import Settings
-from bot.delivery.peers import SILENT_BEATS
 from bot.domain import Command, Reply
 from bot.log_secrets import configure_logging
 from bot.scheduler import ROLES
@@ -39,6 +38,7 @@ from bot.services.ingest import (
     retag,
     store_papers,
 )
+from bot.services.peers import SILENT_BEATS
 from bot.services.poll import Poller, PollOutcome
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tag_rules import build_tagger

@@ -132,7 +132,7 @@ class Settings(BaseSettings):
     delivery_give_up_after: float = Field(
         default=86400.0, gt=0, validation_alias="PAPERWATCH_DELIVERY_GIVE_UP_AFTER"
     )
-    # Processes beat this often to share the flood limits and the chats (bot.delivery.peers).
+    # Processes beat this often to share the flood limits and the chats (bot.services.peers).
     heartbeat_interval: float = Field(
         default=5.0, gt=0, validation_alias="PAPERWATCH_HEARTBEAT_INTERVAL"
     )

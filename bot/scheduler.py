@@ -14,7 +14,7 @@ Worker duties (any number of processes share the outbox):
 
 Every process:
 - heartbeat: every `heartbeat_interval` seconds, to share the flood limits and the
-  chats with the other live processes (`bot.delivery.peers`); in a process that may
+  chats with the other live processes (`bot.services.peers`); in a process that may
   poll it also checks the poller lock, so that one lost to a database restart is
   taken again (by this process or another) within a beat, and a process that lost it
   steps down.
@@ -37,9 +37,9 @@ from apscheduler.triggers.cron import CronTrigger
 from bot.arxiv.calendar import ANNOUNCE_TIME, ANNOUNCE_WEEKDAYS, EASTERN, LATE_POLLS, POLL_DELAY
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
-from bot.delivery.peers import Peers
 from bot.services.deliver import Deliverer
 from bot.services.digests import fold_due_digests
+from bot.services.peers import Peers
 from bot.services.poll import Poller, PollOutcome
 from bot.services.spikes import check_spikes
 from bot.topics.catalog import Catalog

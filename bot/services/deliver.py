@@ -79,11 +79,11 @@ class Deliverer:
         self.give_up_after = give_up_after
         self._lease = lease
         self._concurrency = max(1, concurrency)
-        # Claims carry this process's id (`bot.delivery.peers`), so they are released
+        # Claims carry this process's id (`bot.services.peers`), so they are released
         # when it is taken for dead, and only this process records what it sent.
         self._process_id = process_id
         self._commits = GroupCommit(uow_factory, clock, claimed_by=process_id)
-        # (slot, workers): this worker's part of the chats (`bot.delivery.peers`).
+        # (slot, workers): this worker's part of the chats (`bot.services.peers`).
         self.share = (0, 1)
 
     async def drain(self) -> int:
