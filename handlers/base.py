@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 
 from rapidfuzz import process
 
-from bot.delivery.schedule import next_digest_at
 from bot.domain import Chat, Command, DigestMode, Reply, Role
+from bot.services.chat_times import next_digest_at
 from bot.topics.catalog import Catalog
 from handlers.rate_limit import CommandRateLimit, Verdict
 from handlers.text import MAX_ARGS
