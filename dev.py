@@ -2,7 +2,7 @@
 """Set up a virtualenv and run paperwatch or its tests; needs only Python 3.11+.
 
     python3 dev.py run            # the bot, on the embedded default (terminal chat, SQLite)
-    python3 dev.py test [ARGS]    # ruff, then the whole pytest suite (ARGS go to pytest)
+    python3 dev.py test [ARGS]    # ruff, lint-imports, then the whole pytest suite (ARGS: pytest)
     python3 dev.py paperwatch ARGS  # any paperwatch command inside the virtualenv
     python3 dev.py audit [--strict]  # pip-audit of requirements/lock.txt (see below)
     python3 dev.py lock [--upgrade]  # regenerate requirements/*.txt from pyproject.toml
@@ -236,6 +236,11 @@ def main(argv: list[str]) -> int:
     if lint != 0:
         print("ruff found problems (see above); fix them before the tests run.")
         return lint
+    # The import contracts of pyproject.toml ([tool.importlinter]): the architecture's boundaries.
+    contracts = run(str(BIN / "lint-imports"), "--no-logo", "--no-cache")
+    if contracts != 0:
+        print("import contracts are broken (see above); fix them before the tests run.")
+        return contracts
     return run(str(BIN / "python"), "-m", "pytest", *rest)
 
 

@@ -221,11 +221,18 @@ async def run_bot(
     Without chat tokens (and in role "all") the chat is this terminal, until end of
     input; otherwise it runs until SIGINT/SIGTERM.
     """
-    catalog = open_catalog()
+    chats = settings.telegram_enabled or settings.slack_enabled
+    if role != "all" and not chats:  # a worker would deliver nowhere, a poller answer nobody
+        raise StartupError(
+            f"a {role} process serves Telegram or Slack, and neither is configured: set "
+            "TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN (see .env.example), or run `paperwatch "
+            "run` without --role to chat in this terminal"
+        )
+    catalog = open_catalog(settings.catalog)
     async with contextlib.AsyncExitStack() as stack:
         db = await stack.enter_async_context(database(settings))
         ctx = command_context(settings, db, catalog)
-        console = role == "all" and not (settings.telegram_enabled or settings.slack_enabled)
+        console = role == "all" and not chats
         adapters = build_adapters(settings, ctx)
         messengers: dict[str, Messenger] = {n: a.messenger for n, a in adapters.items()}
         if console:

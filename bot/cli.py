@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from importlib import metadata
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -25,6 +26,7 @@ from rich.progress import Progress
 
 from bot.adapters.console import CONSOLE_CHAT, render_reply, run_console
 from bot.app import StartupError, build_poller, database, open_catalog, run_bot
+from bot.arxiv.categories import in_categories
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.config import Settings
@@ -41,6 +43,7 @@ from bot.services.ingest import (
 from bot.services.peers import SILENT_BEATS
 from bot.services.poll import Poller, PollOutcome
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
+from bot.topics.resolve import search
 from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
 from handlers.commands import REGISTRY
@@ -48,7 +51,7 @@ from storage.database import Database, DatabaseConfigError
 
 log = logging.getLogger("paperwatch")
 
-CATALOG_HELP = "a catalog file to use instead of the bundled bot/topics/catalog.toml"
+CATALOG_HELP = "a catalog file to use instead of PAPERWATCH_CATALOG or the bundled one"
 
 Action = Callable[[argparse.Namespace, Settings], Awaitable[int]]
 
@@ -79,7 +82,7 @@ async def opened(
 ) -> AsyncIterator[Opened]:
     """The catalog (a broken one is refused before the database is touched), the migrated
     database and, with `arxiv`, the poller; closed in reverse on the way out."""
-    topics = open_catalog(catalog)
+    topics = open_catalog(catalog or settings.catalog)
     async with contextlib.AsyncExitStack() as stack:
         db = await stack.enter_async_context(database(settings))
         poller = None
@@ -104,6 +107,9 @@ async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    """Today's listing from arXiv, or saved responses (--file): either way only the papers
+    of ARXIV_CATEGORIES are stored, as a poll would."""
+    categories = frozenset(settings.arxiv_categories)
     async with opened(settings, arxiv=not args.file) as it:
         if it.poller is not None:
             outcome = await it.poller.poll_daily()
@@ -115,8 +121,11 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 feed = parse_feed(_read(path))
             except FeedError as exc:
                 raise StartupError(f"{path}: {exc}") from exc
-            result = await store_papers(it.db.uow, feed.papers, it.catalog)
-            print(f"{path}: {len(feed.papers)} papers read; {result.summary()}.")
+            wanted = [p for p in feed.papers if in_categories(p.categories, categories)]
+            result = await store_papers(it.db.uow, wanted, it.catalog)
+            left_out = len(feed.papers) - len(wanted)
+            outside = f", {left_out:,} outside ARXIV_CATEGORIES left out" if left_out else ""
+            print(f"{path}: {len(feed.papers):,} papers read{outside}; {result.summary()}.")
     return 0
 
 
@@ -150,11 +159,15 @@ async def cmd_backfill(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def run_chat_command(it: Opened, name: str, args: str = "") -> Reply:
-    """Run a chat command as the terminal chat and print its answer."""
+async def run_chat_command(
+    it: Opened, name: str, args: str = "", *, echo_errors: bool = True
+) -> Reply:
+    """Run a chat command as the terminal chat and print its answer (an error answer only
+    with `echo_errors`: the caller may word it as a command line's error instead)."""
     ctx = build_context(it.db, it.catalog)
     reply = await REGISTRY.dispatch(Command(name, args, CONSOLE_CHAT), ctx)
-    print(render_reply(reply))
+    if echo_errors or not reply.is_error:
+        print(render_reply(reply))
     return reply
 
 
@@ -192,7 +205,7 @@ async def cmd_outbox(args: argparse.Namespace, settings: Settings) -> int:
 
 async def cmd_tag(args: argparse.Namespace, settings: Settings) -> int:
     """Tag the papers of a saved response or JSON-lines file; no database needed."""
-    catalog = open_catalog()
+    catalog = open_catalog(settings.catalog)
     data = _read(args.file)
     try:
         papers = read_papers(data)
@@ -214,13 +227,18 @@ async def cmd_tag(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
     """List the catalog; with --check, only check it: every problem, exit 1 if any."""
     if args.check:
-        return check_catalog(args.catalog)
-    catalog = open_catalog(args.catalog)
-    for topic in catalog.topics:
+        return check_catalog(args.catalog or settings.catalog)
+    catalog = open_catalog(args.catalog or settings.catalog)
+    words = " ".join(args.words)
+    shown = search(words, catalog, limit=len(catalog)) if words else catalog.topics
+    for topic in shown:
         parent = catalog.by_slug(topic.parent) if topic.parent else None
         where = f" (in {parent.name})" if parent else ""
         print(f"{topic.name} [{topic.slug}]{where}: {topic.description}")
-    print(f"{len(catalog)} topics")
+    if words and not shown:
+        print(f'paperwatch: no topic matches "{words}"; `paperwatch topics` lists them all.')
+        return 1
+    print(f'{len(shown)} topics matching "{words}"' if words else f"{len(catalog)} topics")
     return 0
 
 
@@ -254,8 +272,15 @@ async def cmd_retag(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_momentum(args: argparse.Namespace, settings: Settings) -> int:
     """The momentum sentence and sparkline of a topic, in the terminal."""
     async with opened(settings) as it:
-        reply = await run_chat_command(it, "momentum", " ".join(args.topic))
-    return 1 if reply.is_error else 0
+        reply = await run_chat_command(it, "momentum", " ".join(args.topic), echo_errors=False)
+    if not reply.is_error:
+        return 0
+    print(f"paperwatch: {reply.lines[0]}", file=sys.stderr)
+    if reply.buttons:  # the topics it might have meant
+        names = "; ".join(row[0].text for row in reply.buttons)
+        print(f"  did you mean: {names}?", file=sys.stderr)
+    print("  `paperwatch topics WORDS` searches the catalog.", file=sys.stderr)
+    return 1
 
 
 def _read(path: Path) -> bytes:
@@ -276,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="paperwatch",
         description="Follow arXiv topics from a chat: alerts, digests and momentum.",
     )
+    parser.add_argument("--version", action="version", version=f"paperwatch {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, action: Action, help_text: str) -> argparse.ArgumentParser:
@@ -310,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="check every rule, parent, slug, name and alias; print each problem; exit 1 if any",
     )
     topics.add_argument("--catalog", type=Path, help=CATALOG_HELP)
+    topics.add_argument("words", nargs="*", help="only the topics these words find, e.g. agents")
     momentum = add("momentum", cmd_momentum, "a topic's momentum: the sentence and a sparkline")
     momentum.add_argument("topic", nargs="+", help="a catalog topic, e.g. RL for LLM Agents")
     retag = add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
@@ -319,11 +346,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        return metadata.version("paperwatch")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def _days(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of days; give a whole number, e.g. --days 7"
+        ) from None
     if not 1 <= value <= 3650:
         raise argparse.ArgumentTypeError("days must be between 1 and 3650")
     return value
+
+
+def _plain(message: str) -> str:
+    """A validator's message without pydantic's "Value error, " in front, ending in a stop."""
+    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    return message if message.endswith((".", "?", "!")) else message + "."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         for error in exc.errors():
             where = ".".join(str(p) for p in error["loc"]) or "settings"
-            print(f"paperwatch: bad setting {where}: {error['msg']}", file=sys.stderr)
+            print(f"paperwatch: bad setting {where}: {_plain(error['msg'])}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.secret_values())
     try:

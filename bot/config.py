@@ -14,6 +14,8 @@ from typing import Annotated
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.arxiv.categories import check_categories
+
 DEFAULT_CATEGORIES = (
     "cs.AI",
     "cs.CL",
@@ -54,6 +56,9 @@ class Settings(BaseSettings):
         default_factory=default_database_url, validation_alias="PAPERWATCH_DATABASE_URL"
     )
     log_level: str = Field(default="INFO", validation_alias="PAPERWATCH_LOG_LEVEL")
+    # A topic catalog of the deployment's own, instead of the bundled one, or added to it
+    # when the file says `extends = "bundled"`; checked at start (bot.topics.catalog).
+    catalog: Path | None = Field(default=None, validation_alias="PAPERWATCH_CATALOG")
 
     telegram_bot_token: SecretStr | None = Field(
         default=None, validation_alias="TELEGRAM_BOT_TOKEN"
@@ -201,7 +206,7 @@ class Settings(BaseSettings):
     def _categories_not_empty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if not value:
             raise ValueError("ARXIV_CATEGORIES must name at least one category, e.g. cs.AI,cs.LG")
-        return value
+        return check_categories(value)
 
     @field_validator("log_level")
     @classmethod

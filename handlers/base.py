@@ -1,7 +1,7 @@
 """What every handler gets, and how a command finds its handler.
 
-A handler is `async (Command, Context) -> Reply`. It imports the domain and the
-storage interfaces, never a chat SDK or httpx.
+A handler is `async (Command, Context) -> Reply`. It imports the domain and the ports
+(`bot.ports`), never storage, a chat SDK or httpx.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 from rapidfuzz import process
 
 from bot.domain import Chat, Command, DigestMode, Reply, Role
+from bot.ports import Clock, UnitOfWork
 from bot.services.chat_times import next_digest_at
 from bot.topics.catalog import Catalog
 from handlers.rate_limit import CommandRateLimit, Verdict
 from handlers.text import MAX_ARGS
-from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class Context:
     uow: Callable[[], UnitOfWork]
     catalog: Catalog
     latest_limit: int = 5
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    clock: Clock = field(default=lambda: datetime.now(UTC))
     max_topics_per_chat: int = 50  # catalog topics one chat may follow (Settings)
     max_queries_per_chat: int = 20  # own queries one chat may follow (Settings)
     rate_limit: CommandRateLimit | None = None  # None: no command rate limit (tests, tools)

@@ -39,7 +39,7 @@ async def topic(cmd: Command, ctx: Context) -> Reply:
     resolution = resolve_topic(cmd.args, ctx.catalog)
     found = resolution.topic
     if found is None:
-        return unknown_topic(cmd.args, resolution.suggestions, offer_query=False)
+        return unknown_topic(cmd.args, resolution.suggestions)
     lines = [found.name]
     if found.description:
         lines.append(found.description)

@@ -14,12 +14,12 @@ from datetime import date
 
 from bot.delivery.chart import momentum_png
 from bot.domain import Action, Button, Command, Reply, Subscription, Topic
+from bot.ports import MomentumStore
 from bot.topics.momentum import Momentum, SpikeVerdict, is_spike, sentence, sparkline
 from bot.topics.resolve import resolve_topic
 from handlers.base import CommandSpec, Context
+from handlers.lookup import find_subscription
 from handlers.subscriptions import EXAMPLE_TOPIC, unknown_topic, usage_error
-from storage.momentum import MomentumRepository
-from storage.uow import UnitOfWork
 
 WEEKS = 26
 SHOWN = 10  # followed topics shown by /momentum without a topic
@@ -28,7 +28,7 @@ TRENDING_SHOWN = 5
 _SWITCH = {"on": True, "off": False}
 
 
-async def _as_of(repo: MomentumRepository, ctx: Context) -> date:
+async def _as_of(repo: MomentumStore, ctx: Context) -> date:
     today = ctx.clock().date()
     return await repo.latest_announced(today) or today
 
@@ -76,32 +76,27 @@ def _label(ctx: Context, sub: Subscription) -> str:
 
 
 async def _one_topic(cmd: Command, ctx: Context) -> Reply:
+    """A followed topic or query named by `cmd.args` (`handlers.lookup`), else any
+    catalog topic."""
     resolution = resolve_topic(cmd.args, ctx.catalog)
     async with ctx.uow() as uow:
-        if resolution.topic is not None:
+        chat = await uow.chats.get(cmd.chat)
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+        own = find_subscription(cmd.args, subs, ctx.catalog)
+        if own is not None and own.tag:
+            tag, name = own.tag, _label(ctx, own)
+        elif resolution.topic is not None:
             tag, name = resolution.topic.slug, resolution.topic.name
         else:
-            own = await _own_query(uow, cmd, cmd.args)
-            if own is None:
-                return unknown_topic(cmd.args, resolution.suggestions, offer_query=False)
-            tag, name = own.tag, own.label
+            return unknown_topic(cmd.args, resolution.suggestions)
         repo = uow.momentum
         as_of = await _as_of(repo, ctx)
         m = await repo.for_tag(tag, as_of, WEEKS)
     lines = [_heading(as_of), *_block(name, m)]
-    if resolution.topic is not None and not resolution.exact:
+    topic = resolution.topic
+    if topic is not None and not resolution.exact and tag == topic.slug:
         lines.append(f'(I read "{cmd.args}" as {name}.)')
     return Reply(lines=tuple(lines), chart=tag if any(m.weekly) else None)
-
-
-async def _own_query(uow: UnitOfWork, cmd: Command, text: str) -> Subscription | None:
-    """A custom query this chat follows, named by what was typed or its canonical form."""
-    chat = await uow.chats.get(cmd.chat)
-    if chat is None:
-        return None
-    wanted = text.strip().lower()
-    subs = await uow.subscriptions.for_chat(chat.id)
-    return next((s for s in subs if s.tag and wanted in (s.label.lower(), s.target.lower())), None)
 
 
 async def _alerts(cmd: Command, ctx: Context, words: Sequence[str]) -> Reply:

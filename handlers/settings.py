@@ -13,6 +13,7 @@ from bot.domain import Chat, Command, DigestMode, Reply, Subscription
 from bot.services.chat_times import WEEKDAYS, next_digest_at, parse_hhmm
 from bot.topics.resolve import resolve_topic
 from handlers.base import CommandSpec, Context, with_args
+from handlers.lookup import find_subscription
 from handlers.subscriptions import unknown_topic, usage_error
 
 
@@ -211,7 +212,7 @@ async def mute(cmd: Command, ctx: Context) -> Reply:
     tag_text, scope_text = _split_scope(cmd.args)
     resolution = resolve_topic(tag_text, ctx.catalog)
     if resolution.topic is None:
-        return unknown_topic(tag_text, resolution.suggestions, offer_query=False)
+        return unknown_topic(tag_text, resolution.suggestions, changing=True)
     tag = resolution.topic
     async with ctx.uow() as uow:
         chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
@@ -219,10 +220,7 @@ async def mute(cmd: Command, ctx: Context) -> Reply:
         scope_label = ""
         if scope_text is not None:
             subs = await uow.subscriptions.for_chat(chat.id)
-            wanted = resolve_topic(scope_text, ctx.catalog).topic
-            sub = next((s for s in subs if wanted and s.tag == wanted.slug), None) or next(
-                (s for s in subs if s.label.lower() == scope_text.strip().lower()), None
-            )
+            sub = find_subscription(scope_text, subs, ctx.catalog)
             if sub is None:
                 return Reply.text(
                     f'You don\'t follow "{scope_text}", so there is nothing to mute it in.',

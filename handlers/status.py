@@ -5,6 +5,7 @@ Lets a reader tell "arXiv did not announce today" from "the bot is broken".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime
 
 from bot.arxiv.calendar import POLL_DELAY, listing_date, next_announcement
@@ -20,7 +21,7 @@ def _day(day: date) -> str:
     return day.strftime("%a %d %b %Y")
 
 
-def describe(states: list[PollState], papers: int, now: datetime) -> list[str]:
+def describe(states: Sequence[PollState], papers: int, now: datetime) -> list[str]:
     """Plain sentences about the arXiv sources, for chat and terminal alike."""
     rss = [s for s in states if s.source.startswith("rss:")]
     lines: list[str] = []

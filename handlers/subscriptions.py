@@ -24,13 +24,14 @@ from bot.domain import (
     SubscriptionKind,
     Topic,
 )
+from bot.ports import UnitOfWork
 from bot.topics.query import Query, QueryError, canonical, parse_query
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tag_rules import query_key
 from bot.topics.tagger import Tagger
 from bot.topics.tagline import tag_line
 from handlers.base import CommandSpec, Context, ensure_digest_schedule, with_args
-from storage.uow import UnitOfWork
+from handlers.lookup import find_subscription
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +81,17 @@ def _limit(ctx: Context, kind: SubscriptionKind) -> int:
     return ctx.max_topics_per_chat if kind is SubscriptionKind.TOPIC else ctx.max_queries_per_chat
 
 
-def unknown_topic(text: str, suggestions: Sequence[Topic], *, offer_query: bool) -> Reply:
+def unknown_topic(
+    text: str, suggestions: Sequence[Topic], *, offer_query: bool = False, changing: bool = False
+) -> Reply:
+    """The answer to a topic name that matches nothing; `changing` commands say that
+    nothing was changed, the others (/latest, /momentum, /topic) only how to find one."""
     lines = [f'I don\'t know a topic called "{text}".']
     if suggestions:
         lines.append("Did you mean: " + "; ".join(t.name for t in suggestions) + "?")
     if offer_query:
         lines.append(f'To follow your own words as a search, quote them: /follow "{text}"')
-    lines.append("Nothing was changed. /topics lists the catalog.")
+    lines.append(("Nothing was changed. " if changing else "") + "/topics lists the catalog.")
     buttons = tuple((Button(t.name, Action.FOLLOW, t.slug),) for t in suggestions)
     return Reply(lines=tuple(lines), is_error=True, buttons=buttons)
 
@@ -112,7 +117,7 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
     resolution = resolve_topic(cmd.args, ctx.catalog)
     topic = resolution.topic
     if topic is None:
-        return unknown_topic(cmd.args, resolution.suggestions, offer_query=True)
+        return unknown_topic(cmd.args, resolution.suggestions, offer_query=True, changing=True)
     kind = SubscriptionKind.TOPIC
     async with ctx.uow() as uow:
         chat = await ensure_digest_schedule(
@@ -188,7 +193,7 @@ async def unfollow(cmd: Command, ctx: Context) -> Reply:
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
-        match = _find_subscription(cmd.args, subs, ctx)
+        match = find_subscription(cmd.args, subs, ctx.catalog)
         if chat is None or match is None:
             return Reply.text(
                 f'You don\'t follow "{cmd.args}". /list shows what you follow.', is_error=True
@@ -196,33 +201,6 @@ async def unfollow(cmd: Command, ctx: Context) -> Reply:
         await uow.subscriptions.remove(chat.id, match.kind, match.target)
         await uow.commit()
     return Reply(lines=(f"Stopped following {match.label}.",), changes_chat=True)
-
-
-def _find_subscription(
-    text: str, subs: Sequence[Subscription], ctx: Context
-) -> Subscription | None:
-    exact = _by_tag(text, subs)
-    if exact is not None:
-        return exact
-    wanted = text.strip().lower()
-    for sub in subs:
-        if wanted in (sub.label.lower(), sub.target.lower()):
-            return sub
-    if looks_like_query(text):
-        try:
-            canonical = str(parse_query(text))
-        except QueryError:
-            return None
-        return next((s for s in subs if s.target == canonical), None)
-    topic = resolve_topic(text, ctx.catalog).topic
-    return next((s for s in subs if topic and s.target == topic.slug), None)
-
-
-def _by_tag(text: str, subs: Sequence[Subscription]) -> Subscription | None:
-    """The subscription whose paper tag is exactly `text`: buttons carry tags, and a
-    query's tag (`q:...`) is no name a person would type."""
-    wanted = text.strip()
-    return next((sub for sub in subs if sub.tag == wanted), None)
 
 
 def _page_number(text: str) -> int | None:
@@ -283,14 +261,12 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
         tags: list[str] | None
         if cmd.args:
             resolution = resolve_topic(cmd.args, ctx.catalog)
-            own = _find_subscription(cmd.args, subs, ctx)
-            tagged = _by_tag(cmd.args, subs)
-            if resolution.topic is not None and not (
-                tagged and tagged.kind is SubscriptionKind.QUERY
-            ):
-                tags = [resolution.topic.slug]
-                heading = f"Latest in {resolution.topic.name}:"
-            elif own is not None:  # own queries, by what was typed or by tag (buttons)
+            own = find_subscription(cmd.args, subs, ctx.catalog)
+            topic = resolution.topic if own is None else ctx.catalog.by_slug(own.tag)
+            if topic is not None:  # any catalog topic, followed or not
+                tags = [topic.slug]
+                heading = f"Latest in {topic.name}:"
+            elif own is not None:  # an own query (or a topic gone from the catalog)
                 tags = [subscription_tag(own)]
                 heading = f"Latest for {own.label}:"
             elif cmd.args.strip().startswith("q:"):  # a button of a query since unfollowed
@@ -299,7 +275,7 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
                     is_error=True,
                 )
             else:
-                return unknown_topic(cmd.args, resolution.suggestions, offer_query=False)
+                return unknown_topic(cmd.args, resolution.suggestions)
         else:
             tags = [subscription_tag(s) for s in subs] or None
             heading = "Latest in the topics you follow:" if tags else "Latest papers:"

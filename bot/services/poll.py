@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
 from bot.arxiv.calendar import estimated_listing_date
+from bot.arxiv.categories import in_categories
 from bot.arxiv.client import ArxivClient, ArxivHTTPError
 from bot.arxiv.parse import Feed, FeedError, OaiError
 from bot.domain import AnnounceType, Paper, PollState
@@ -267,7 +268,7 @@ class Poller:
             params = {"verb": "ListRecords", "resumptionToken": feed.resumption_token}
 
     def _wanted(self, paper: Paper) -> bool:
-        return any(c in self._categories for c in paper.categories)
+        return in_categories(paper.categories, self._categories)
 
     @staticmethod
     def _classify(paper: Paper, day: date) -> Paper:

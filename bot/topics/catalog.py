@@ -16,7 +16,8 @@ Format (see `catalog.toml` beside this module)::
 The rules a catalog must follow, all checked by `load_catalog` (which refuses the file
 with every problem found, not only the first) and printed by `paperwatch topics --check`:
 
-- it is valid TOML with only a `[glossary]` table and at least one `[[topic]]`;
+- it is valid TOML with only a `[glossary]` table and at least one `[[topic]]` (and, in a
+  catalog of one's own, `extends = "bundled"`: see `load_catalog`);
 - a topic has a name, only the fields above, each of its type, and a `rule` that
   compiles within the query language's limits (`bot.topics.query`);
 - a slug (by default `slugify(name)`) is lower-case words joined by hyphens and unique;
@@ -108,20 +109,53 @@ class Catalog:
 
 def load_catalog(path: str | Path | None = None) -> Catalog:
     """Read and check a catalog file (the bundled one when `path` is None); raises
-    `CatalogError` listing every problem (see the rules in this module's docstring)."""
-    source = resources.files("bot.topics").joinpath("catalog.toml") if path is None else Path(path)
+    `CatalogError` listing every problem (see the rules in this module's docstring).
+
+    A file that says `extends = "bundled"` adds its topics to the bundled ones: a topic
+    with a bundled topic's slug replaces it, the others come first, and its glossary
+    entries are added to (or replace) the bundled ones. Its problems keep its own lines."""
+    bundled = resources.files("bot.topics").joinpath("catalog.toml")
+    source = bundled if path is None else Path(path)
+    raw, data = _read(source)
+    extends = data.pop("extends", None)
+    located = _Locator(raw, data)  # lines of this file's own topics, which come first
+    if extends is not None:
+        if extends != "bundled" or path is None:
+            problem = Problem('extends may only be "bundled", in a catalog of your own')
+            raise CatalogError(str(source), [problem])
+        data = _extended(_read(bundled)[1], data)
+    catalog, problems = _build(data, located)
+    if problems:
+        raise CatalogError(str(source), problems)
+    return catalog
+
+
+def _read(source: Any) -> tuple[str, dict[str, Any]]:
+    """The text of a catalog file and the TOML it holds; `CatalogError` if it has none."""
     try:
         raw = source.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError(str(source), [Problem(f"cannot read the catalog: {exc}")]) from exc
     try:
-        data = tomllib.loads(raw)
+        return raw, tomllib.loads(raw)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(str(source), [_toml_problem(raw, exc)]) from exc
-    catalog, problems = _build(data, _Locator(raw, data))
-    if problems:
-        raise CatalogError(str(source), problems)
-    return catalog
+
+
+def _extended(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """`own` laid over `base`: own topics first, then the base topics they do not replace
+    (by slug); glossaries merged. Malformed own parts are kept as they are, to be reported."""
+    entries = own.get("topic", [])
+    if not isinstance(entries, list):
+        return own
+    replaced = {
+        e.get("slug") or slugify(str(e.get("name", ""))) for e in entries if isinstance(e, dict)
+    }
+    kept = [e for e in base["topic"] if (e.get("slug") or slugify(e["name"])) not in replaced]
+    glossary = own.get("glossary", {})
+    if isinstance(glossary, dict):
+        glossary = {**base.get("glossary", {}), **glossary}
+    return {**own, "glossary": glossary, "topic": [*entries, *kept]}
 
 
 def _build(data: dict[str, Any], where: _Locator) -> tuple[Catalog, list[Problem]]:

@@ -99,8 +99,15 @@ def suggest(text: str, catalog: Catalog, limit: int = 3) -> tuple[Topic, ...]:
     wanted = topic_key(text)
     if not wanted:
         return ()
-    ranked = _rank(wanted, _index(catalog), fuzz.token_sort_ratio)
+    ranked = _rank(wanted, _index(catalog), _suggestion_score)
     return tuple(topic for topic, score in ranked[:limit] if score >= SUGGEST_SCORE)
+
+
+def _suggestion_score(typed: str, key: str, **kwargs: Any) -> float:
+    """Whole-name likeness (token_sort_ratio) averaged with WRatio, which also credits a
+    typed word found inside a longer name: "difusion" suggests Diffusion Models, not
+    "3D Vision", which token_sort_ratio alone ranked beside it."""
+    return (fuzz.token_sort_ratio(typed, key, **kwargs) + fuzz.WRatio(typed, key, **kwargs)) / 2
 
 
 def _rank(wanted: str, index: _Index, scorer: Any) -> list[tuple[Topic, float]]:

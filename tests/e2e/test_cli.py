@@ -289,7 +289,7 @@ def test_momentum_in_the_terminal(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "RL for LLM Agents (trending): 30 papers, new in the last four weeks." in result.stdout
     unknown = paperwatch("momentum", "quantum", "gravity", "of", "cats", cwd=tmp_path)
-    assert unknown.returncode == 1 and "I don't know a topic" in unknown.stdout
+    assert unknown.returncode == 1 and "I don't know a topic" in unknown.stderr
 
 
 def run_refused(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

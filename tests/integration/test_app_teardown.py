@@ -47,7 +47,10 @@ async def test_a_failed_start_closes_exactly_what_was_opened_in_reverse(
         await dispose(self)
 
     monkeypatch.setattr(Database, "dispose", recorded_dispose)
-    settings = Settings(PAPERWATCH_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'pw.db'}")
+    settings = Settings(
+        PAPERWATCH_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'pw.db'}",
+        TELEGRAM_BOT_TOKEN="123456:unused",  # the adapters above stand in for the platforms
+    )
 
     with pytest.raises(StartupError, match=r"^two refused the token$"):
         await app.run_bot(settings, role="worker")

@@ -111,3 +111,23 @@ def test_slack_without_a_way_to_hear_refuses_to_start(monkeypatch: pytest.Monkey
     assert Settings().slack_receive_mode() == "http"
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
     assert Settings().slack_receive_mode() == "socket"
+
+
+def test_categories_are_checked_against_arxivs_taxonomy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARXIV_CATEGORIES", "cs.ai, STAT.ML, quant-ph, cond-mat.stat-mech")
+    assert Settings().arxiv_categories == ("cs.AI", "stat.ML", "quant-ph", "cond-mat.stat-mech")
+    monkeypatch.setenv("ARXIV_CATEGORIES", "cs.AI,cs.XX")
+    with pytest.raises(ValidationError, match=r"'cs\.XX' is not an arXiv category"):
+        Settings()
+    monkeypatch.setenv("ARXIV_CATEGORIES", "cs.LGG")
+    with pytest.raises(ValidationError, match=r"did you mean cs\.LG"):
+        Settings()
+
+
+def test_legacy_archives_that_old_papers_carry_are_categories() -> None:
+    from bot.arxiv.categories import canonical_category
+
+    assert canonical_category("chao-dyn") == "chao-dyn"
+    assert canonical_category("CMP-LG") == "cmp-lg"
+    assert canonical_category("cs") == "cs"
+    assert canonical_category("cs.XX") is None

@@ -1,0 +1,276 @@
+"""An in-memory unit of work at the port (`bot.ports.UnitOfWork`), for pure handler tests.
+
+    fake = FakeDatabase()
+    ctx = Context(uow=fake.uow, catalog=catalog)   # as `Database.uow` in the bot
+
+Small on purpose: chats, subscriptions, mutes and papers, with the methods of `bot.ports`
+that the chat commands call. Momentum figures, the outbox and the poll state are not
+faked: their properties raise, so a handler that needs them is tested on a real database.
+`tests/integration/test_fake_uow.py` makes the same calls here and on SQLite (and
+PostgreSQL) and compares the answers, so the fake cannot drift from storage.
+
+As in storage: `commit()` keeps what the block changed; leaving the block without it, or
+`rollback()`, goes back to the last commit. Unlike storage: a commit replaces the whole
+state (so two units of work open at once do not merge), `created_at` stays None, and a
+stored paper keeps every field it was seeded with (`FakePapers.seed`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from datetime import date
+from types import TracebackType
+from typing import Any, NoReturn, Self
+
+from bot.domain import (
+    Chat,
+    ChatKind,
+    ChatRef,
+    DigestMode,
+    Paper,
+    Subscription,
+    SubscriptionKind,
+)
+from bot.ports import MomentumStore, OutboxStore, PollStateStore
+
+# What `ChatStore.update` may change: every field but the chat's identity.
+_SETTINGS = {f.name for f in fields(Chat)} - {"id", "platform", "external_id", "created_at"}
+
+
+@dataclass
+class _State:
+    """Everything committed (or, inside a unit of work, its working copy)."""
+
+    chats: dict[int, Chat] = field(default_factory=dict)
+    subscriptions: list[Subscription] = field(default_factory=list)
+    mutes: list[tuple[int, str, str]] = field(default_factory=list)  # (chat id, tag, scope)
+    papers: dict[str, Paper] = field(default_factory=dict)  # stored without tags
+    # arXiv id -> tag -> the words that matched
+    tags: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    last_id: dict[str, int] = field(default_factory=dict)
+
+    def new_id(self, table: str) -> int:
+        self.last_id[table] = self.last_id.get(table, 0) + 1
+        return self.last_id[table]
+
+
+class FakeChats:
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    def _find(self, ref: ChatRef) -> Chat | None:
+        return next(
+            (
+                c
+                for c in self._state.chats.values()
+                if (c.platform, c.external_id) == (ref.platform, ref.external_id)
+            ),
+            None,
+        )
+
+    async def get(self, ref: ChatRef) -> Chat | None:
+        return self._find(ref)
+
+    async def get_by_id(self, chat_id: int) -> Chat | None:
+        return self._state.chats.get(chat_id)
+
+    async def get_or_create(self, ref: ChatRef, kind: ChatKind = ChatKind.PRIVATE) -> Chat:
+        chat = self._find(ref)
+        if chat is None:
+            chat = Chat(self._state.new_id("chats"), ref.platform, ref.external_id, kind=kind)
+            self._state.chats[chat.id] = chat
+        return chat
+
+    async def update(self, chat_id: int, **values: Any) -> None:
+        unknown = set(values) - _SETTINGS
+        if unknown:
+            raise ValueError(f"not chat settings: {sorted(unknown)}")
+        if "kind" in values:
+            values["kind"] = ChatKind(values["kind"])
+        if "digest_mode" in values:
+            values["digest_mode"] = DigestMode(values["digest_mode"])
+        chat = self._state.chats.get(chat_id)
+        if chat is not None:
+            self._state.chats[chat_id] = replace(chat, **values)
+
+    async def set_active(self, chat_id: int, active: bool) -> None:
+        await self.update(chat_id, active=active)
+
+    async def move(self, ref: ChatRef, new_ref: ChatRef) -> bool:
+        chat = self._find(ref)
+        if chat is None or self._find(new_ref) is not None:
+            return False
+        self._state.chats[chat.id] = replace(chat, external_id=new_ref.external_id)
+        return True
+
+
+class FakeSubscriptions:
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    def _find(self, chat_id: int, kind: SubscriptionKind, target: str) -> Subscription | None:
+        key = (chat_id, kind, target)
+        return next(
+            (s for s in self._state.subscriptions if (s.chat_id, s.kind, s.target) == key), None
+        )
+
+    async def add(
+        self, chat_id: int, kind: SubscriptionKind, target: str, label: str, tag: str
+    ) -> tuple[Subscription, bool]:
+        found = self._find(chat_id, kind, target)
+        if found is not None:
+            return found, False
+        sub = Subscription(self._state.new_id("subscriptions"), chat_id, kind, target, label, tag)
+        self._state.subscriptions.append(sub)
+        return sub, True
+
+    async def remove(self, chat_id: int, kind: SubscriptionKind, target: str) -> bool:
+        found = self._find(chat_id, kind, target)
+        if found is not None:
+            self._state.subscriptions.remove(found)
+        return found is not None
+
+    async def count_by_kind(self, chat_id: int) -> Mapping[SubscriptionKind, int]:
+        counts = dict.fromkeys(SubscriptionKind, 0)
+        for sub in await self.for_chat(chat_id):
+            counts[sub.kind] += 1
+        return counts
+
+    async def for_chat(self, chat_id: int) -> Sequence[Subscription]:
+        return [s for s in self._state.subscriptions if s.chat_id == chat_id]
+
+
+class FakeMutes:
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    async def add(self, chat_id: int, tag: str, scope: str = "") -> bool:
+        if (chat_id, tag, scope) in self._state.mutes:
+            return False
+        self._state.mutes.append((chat_id, tag, scope))
+        return True
+
+    async def remove(self, chat_id: int, tag: str) -> int:
+        kept = [m for m in self._state.mutes if m[:2] != (chat_id, tag)]
+        removed = len(self._state.mutes) - len(kept)
+        self._state.mutes[:] = kept
+        return removed
+
+    async def for_chat(self, chat_id: int) -> Sequence[tuple[str, str]]:
+        return [(tag, scope) for chat, tag, scope in self._state.mutes if chat == chat_id]
+
+
+class FakePapers:
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    def seed(self, papers: Iterable[Paper]) -> None:
+        """Store papers (their `tags` are ignored, as `PaperRepository.upsert` ignores
+        them: tags come from `add_tags`). Not part of the port: ingest stores papers."""
+        for paper in papers:
+            self._state.papers[paper.arxiv_id] = replace(paper, tags=())
+
+    def _tagged(self, paper: Paper) -> Paper:
+        return replace(paper, tags=tuple(sorted(self._state.tags.get(paper.arxiv_id, {}))))
+
+    async def get(self, arxiv_id: str) -> Paper | None:
+        paper = self._state.papers.get(arxiv_id)
+        return self._tagged(paper) if paper else None
+
+    async def latest(self, tags: Sequence[str] | None = None, limit: int = 5) -> Sequence[Paper]:
+        papers = [self._tagged(p) for p in self._state.papers.values()]
+        if tags is not None:
+            papers = [p for p in papers if set(p.tags) & set(tags)]
+        papers.sort(key=lambda p: p.arxiv_id, reverse=True)
+        papers.sort(key=lambda p: p.announced or date.min, reverse=True)
+        papers.sort(key=lambda p: p.announced is None)  # undated last
+        return papers[:limit]
+
+    async def count(self) -> int:
+        return len(self._state.papers)
+
+    async def tags_with_why(self, arxiv_id: str) -> Sequence[tuple[str, tuple[str, ...]]]:
+        return sorted(self._state.tags.get(arxiv_id, {}).items())
+
+    async def add_tags(
+        self, tags: Iterable[tuple[str, str, Sequence[str]]], source: str = "rule"
+    ) -> int:
+        added = 0
+        for arxiv_id, tag, why in tags:
+            if arxiv_id not in self._state.papers:
+                continue
+            have = self._state.tags.setdefault(arxiv_id, {})
+            if tag not in have:
+                have[tag] = tuple(why)
+                added += 1
+        return added
+
+
+def _not_faked(part: str) -> NoReturn:
+    raise NotImplementedError(f"the fake unit of work has no {part}: test it on a database")
+
+
+class FakeUnitOfWork:
+    """`bot.ports.UnitOfWork` over a `FakeDatabase`'s state."""
+
+    chats: FakeChats
+    subscriptions: FakeSubscriptions
+    mutes: FakeMutes
+    papers: FakePapers
+
+    def __init__(self, database: FakeDatabase) -> None:
+        self._database = database
+        self._work: _State | None = None
+
+    async def __aenter__(self) -> Self:
+        work = self._work = copy.deepcopy(self._database.state)
+        self.chats, self.subscriptions = FakeChats(work), FakeSubscriptions(work)
+        self.mutes, self.papers = FakeMutes(work), FakePapers(work)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._work = None
+
+    def _inside(self) -> _State:
+        if self._work is None:
+            raise RuntimeError("use the unit of work inside `async with`")
+        return self._work
+
+    async def commit(self) -> None:
+        self._database.state = copy.deepcopy(self._inside())
+
+    async def rollback(self) -> None:
+        """Back to the last commit, in place: repositories already taken stay valid."""
+        vars(self._inside()).update(vars(copy.deepcopy(self._database.state)))
+
+    @property
+    def poll_state(self) -> PollStateStore:
+        _not_faked("poll state")
+
+    @property
+    def outbox(self) -> OutboxStore:
+        _not_faked("outbox")
+
+    @property
+    def momentum(self) -> MomentumStore:
+        _not_faked("momentum figures")
+
+
+class FakeDatabase:
+    """The committed state that every `uow()` starts from, as `storage.database.Database`."""
+
+    def __init__(self) -> None:
+        self.state = _State()
+
+    def uow(self) -> FakeUnitOfWork:
+        return FakeUnitOfWork(self)
+
+    def seed_papers(self, *papers: Paper) -> None:
+        FakePapers(self.state).seed(papers)

@@ -1,0 +1,141 @@
+"""The fake unit of work answers as storage does, for every call it fakes.
+
+One script of calls through `bot.ports.UnitOfWork` runs on a real database and on
+`tests.fakes.uow.FakeDatabase`; the answers must be equal (`created_at` aside, which the
+fake leaves None). A change in storage that the fake does not follow fails here, so
+pure handler tests (`tests/unit/test_handlers_pure.py`) keep meaning what they say.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Any
+
+from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
+from bot.ports import UnitOfWork
+from storage.database import Database
+from tests.fakes.uow import FakeDatabase
+
+ALICE = ChatRef(Platform.TELEGRAM, "1001")
+GROUP = ChatRef(Platform.SLACK, "C0GROUP")
+MOVED = ChatRef(Platform.SLACK, "C0MOVED")
+TOPIC, QUERY = SubscriptionKind.TOPIC, SubscriptionKind.QUERY
+PAPERS = [
+    Paper("2603.00001", "Older", announced=date(2026, 3, 2), categories=("cs.LG",)),
+    Paper("2603.00003", "Newest", announced=date(2026, 3, 4)),
+    Paper("2603.00002", "Same day, lower id", announced=date(2026, 3, 4)),
+    Paper("2603.00009", "Undated"),
+]
+
+
+def plain(value: Any) -> Any:
+    """`value` with every `created_at` set to None, so that answers compare."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if "created_at" in {f.name for f in dataclasses.fields(value)}:
+            value = dataclasses.replace(value, created_at=None)
+        return value
+    if isinstance(value, list | tuple):
+        return type(value)(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+async def script(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
+    """The same calls on any unit of work; what each returned, in order."""
+    said: list[Any] = []
+
+    async def note(call: Any) -> None:
+        try:
+            said.append(plain(await call))
+        except ValueError as error:
+            said.append(("ValueError", str(error)))
+
+    async with uow_factory() as uow:
+        await note(uow.chats.get(ALICE))
+        alice = await uow.chats.get_or_create(ALICE)
+        group = await uow.chats.get_or_create(GROUP, ChatKind.GROUP)
+        said += [plain(alice), plain(group), plain(await uow.chats.get_or_create(GROUP))]
+        when = datetime(2026, 3, 5, 7, 30, tzinfo=UTC)
+        await note(uow.chats.update(alice.id, digest_mode="weekly", next_digest_at=when))
+        await note(uow.chats.update(alice.id, timezone="Europe/Berlin", quiet_start="22:00"))
+        await note(uow.chats.update(alice.id, id=7))
+        await note(uow.chats.set_active(group.id, False))
+        await note(uow.chats.move(GROUP, MOVED))
+        await note(uow.chats.move(GROUP, ALICE))
+        await note(uow.chats.move(ALICE, MOVED))
+        found = await uow.chats.get_by_id(alice.id)
+        said += [plain(found), found and type(found.digest_mode), plain(await uow.chats.get(MOVED))]
+        await note(uow.chats.get_by_id(999))
+
+        for kind, target in [(TOPIC, "web-agents"), (QUERY, "agent*"), (TOPIC, "web-agents")]:
+            await note(uow.subscriptions.add(alice.id, kind, target, target.title(), target))
+        await note(uow.subscriptions.add(group.id, TOPIC, "web-agents", "Web Agents", "web-agents"))
+        await note(uow.subscriptions.count_by_kind(alice.id))
+        await note(uow.subscriptions.remove(alice.id, QUERY, "agent*"))
+        await note(uow.subscriptions.remove(alice.id, QUERY, "agent*"))
+        await note(uow.subscriptions.for_chat(alice.id))
+        await note(uow.subscriptions.count_by_kind(alice.id))
+
+        for tag, scope in [("surveys", ""), ("surveys", ""), ("surveys", "web-agents"), ("x", "")]:
+            await note(uow.mutes.add(alice.id, tag, scope))
+        said.append(sorted(await uow.mutes.for_chat(alice.id)))
+        await note(uow.mutes.remove(alice.id, "surveys"))
+        await note(uow.mutes.remove(alice.id, "surveys"))
+        said.append(sorted(await uow.mutes.for_chat(alice.id)))
+        await uow.commit()
+
+    async with uow_factory() as uow:
+        await note(uow.papers.count())
+        triples = [
+            ("2603.00001", "web-agents", ("web agent",)),
+            ("2603.00002", "web-agents", ()),
+            ("2603.00001", "web-agents", ("again",)),  # a pair already there: kept
+            ("2603.00001", "agents", ("agent", "agents")),
+            ("9999.99999", "web-agents", ("no such paper",)),
+        ]
+        await note(uow.papers.add_tags(triples))
+        await note(uow.papers.add_tags(triples[:1], source="curated"))
+        await note(uow.papers.latest())
+        await note(uow.papers.latest(None, limit=10))
+        await note(uow.papers.latest(["web-agents", "nothing"], limit=3))
+        await note(uow.papers.latest([]))
+        await note(uow.papers.get("2603.00001"))
+        await note(uow.papers.get("2603.99999"))
+        await note(uow.papers.tags_with_why("2603.00001"))
+        await note(uow.papers.tags_with_why("2603.99999"))
+        await uow.commit()
+
+    async with uow_factory() as uow:  # leaving without commit: nothing happened
+        alice = await uow.chats.get_or_create(ALICE)
+        await uow.subscriptions.add(alice.id, QUERY, "gone", "gone", "q:gone")
+        await uow.mutes.add(alice.id, "gone")
+        await uow.chats.update(alice.id, paused=True)
+    async with uow_factory() as uow:  # rollback(): back to the last commit, and go on
+        await uow.mutes.add(alice.id, "rolled back")
+        await uow.rollback()
+        await note(uow.mutes.for_chat(alice.id))
+        await note(uow.mutes.add(alice.id, "kept"))
+        await uow.commit()
+    async with uow_factory() as uow:
+        chat = await uow.chats.get(ALICE)
+        said.append(plain(chat))
+        await note(uow.subscriptions.for_chat(alice.id))
+        said.append(sorted(await uow.mutes.for_chat(alice.id)))
+    return said
+
+
+async def test_the_fake_answers_as_storage_does(db: Database) -> None:
+    async with db.uow() as uow:
+        await uow.papers.upsert(PAPERS)
+        await uow.commit()
+    fake = FakeDatabase()
+    fake.seed_papers(*PAPERS)
+
+    real, faked = await script(db.uow), await script(fake.uow)
+
+    assert len(real) == len(faked)
+    for number, (expected, got) in enumerate(zip(real, faked, strict=True)):
+        assert got == expected, f"answer {number}"

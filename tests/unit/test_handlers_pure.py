@@ -1,0 +1,100 @@
+"""Real chat commands against the fake unit of work: no database, no adapter.
+
+`tests/fakes/uow.py` implements `bot.ports.UnitOfWork` in memory (and
+`tests/integration/test_fake_uow.py` holds it to storage's answers); these tests run the
+registered handlers through `Registry.dispatch`, as every adapter does.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from bot.domain import ChatRef, Paper, Platform, Reply, Role
+from bot.topics.catalog import Catalog
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from handlers.text import parse_command
+from tests.fakes.uow import FakeDatabase
+
+NOW = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+CHAT = ChatRef(Platform.TELEGRAM, "4242")
+
+
+@pytest.fixture
+def fake() -> FakeDatabase:
+    return FakeDatabase()
+
+
+@pytest.fixture
+def ctx(fake: FakeDatabase, small_catalog: Catalog) -> Context:
+    return Context(uow=fake.uow, catalog=small_catalog, clock=lambda: NOW, max_topics_per_chat=2)
+
+
+async def say(ctx: Context, line: str, role: Role = Role.OWNER) -> Reply:
+    command = parse_command(line, CHAT, role=role)
+    assert command is not None
+    return await REGISTRY.dispatch(command, ctx)
+
+
+async def test_follow_list_and_unfollow_through_a_typo(ctx: Context, fake: FakeDatabase) -> None:
+    assert (await say(ctx, "/follow RL for LLM Agents")).lines[
+        0
+    ] == "Now following RL for LLM Agents."
+    assert (await say(ctx, "/follow rl-for-llm-agents")).lines == (
+        "You already follow RL for LLM Agents.",
+    )
+    (chat,) = fake.state.chats.values()
+    assert chat.next_digest_at is not None and chat.next_digest_at > NOW  # a daily digest
+
+    listed = await say(ctx, "/list")
+    assert listed.lines == ("You follow 1 topic(s):", "• RL for LLM Agents")
+    assert [row[0].arg for row in listed.buttons] == ["rl-for-llm-agents"]
+
+    gone = await say(ctx, "/unfollow RL for LLM Agnets")
+    assert gone.lines == ("Stopped following RL for LLM Agents.",) and gone.changes_chat
+    assert (await say(ctx, "/list")).lines[0] == "You don't follow any topic yet."
+    assert (await say(ctx, "/unfollow Web Agents")).is_error
+
+
+async def test_a_follow_over_the_limit_changes_nothing(ctx: Context, fake: FakeDatabase) -> None:
+    for topic in ("Web Agents", "Agentic RAG"):
+        assert not (await say(ctx, f"/follow {topic}")).is_error
+    refused = await say(ctx, "/follow RL for LLM Agents")
+    assert refused.is_error and "already follows 2 catalog topics" in refused.lines[0]
+    assert [s.label for s in fake.state.subscriptions] == ["Web Agents", "Agentic RAG"]
+
+
+async def test_a_followed_query_gets_the_stored_papers_at_once(
+    ctx: Context, fake: FakeDatabase
+) -> None:
+    fake.seed_papers(
+        Paper("2603.00001", "A survey of web agents", announced=date(2026, 3, 3)),
+        Paper("2603.00002", "Agents without a review", announced=date(2026, 3, 4)),
+    )
+    followed = await say(ctx, "/follow (agent*) AND survey")
+    assert followed.lines[0] == "Now following your query: agent* AND survey"
+
+    latest = await say(ctx, "/latest agent* AND survey")
+    assert latest.lines == ("Latest for (agent*) AND survey:",)
+    assert [item.paper.arxiv_id for item in latest.papers] == ["2603.00001"]
+
+    why = await say(ctx, "/why 2603.00001")
+    assert why.lines[1] == "• (agent*) AND survey ★: agent*, survey"
+
+
+async def test_mute_within_a_followed_topic(ctx: Context) -> None:
+    await say(ctx, "/follow RL for LLM Agents")
+    muted = await say(ctx, "/mute Web Agents in rl for llm agnets")
+    assert muted.lines[0].startswith("Muted Web Agents in RL for LLM Agents:")
+    assert (await say(ctx, "/muted")).lines == ("Muted:", "• Web Agents (in RL for LLM Agents)")
+    assert "You don't follow" in (await say(ctx, "/mute Web Agents in Agentic RAG")).lines[0]
+
+    assert (await say(ctx, "/unmute web agents")).lines == ("Unmuted Web Agents.",)
+    assert (await say(ctx, "/muted")).lines[0] == "Nothing is muted."
+
+
+async def test_a_member_changes_nothing(ctx: Context, fake: FakeDatabase) -> None:
+    reply = await say(ctx, "/follow Web Agents", role=Role.MEMBER)
+    assert reply.denied and not fake.state.chats and not fake.state.subscriptions
