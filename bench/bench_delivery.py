@@ -71,9 +71,9 @@ sys.path.insert(0, str(ROOT))
 
 from bot.adapters.telegram.adapter import TelegramAdapter  # noqa: E402
 from bot.config import Settings  # noqa: E402
-from bot.delivery.worker import Deliverer  # noqa: E402
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind  # noqa: E402
-from bot.ingest import paper_from_json, store  # noqa: E402
+from bot.services.deliver import Deliverer  # noqa: E402
+from bot.services.ingest import paper_from_json, store  # noqa: E402
 from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
 from handlers.base import Context  # noqa: E402
 from handlers.commands import REGISTRY  # noqa: E402

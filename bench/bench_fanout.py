@@ -51,7 +51,7 @@ from sqlalchemy import event, text  # noqa: E402
 from sqlalchemy.exc import DBAPIError  # noqa: E402
 from sqlalchemy.ext.asyncio import AsyncSession  # noqa: E402
 
-from bot.delivery.worker import Deliverer  # noqa: E402
+from bot.services.deliver import Deliverer  # noqa: E402
 from bot.topics.catalog import load_catalog  # noqa: E402
 from storage.database import Database  # noqa: E402
 from tests.postgres import create_database, drop_database  # noqa: E402

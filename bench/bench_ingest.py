@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 import feedparser  # noqa: E402
 
 from bot.arxiv.parse import parse_feed  # noqa: E402
-from bot.ingest import store_papers  # noqa: E402
+from bot.services.ingest import store_papers  # noqa: E402
 from storage.database import Database  # noqa: E402
 
 FEED = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"

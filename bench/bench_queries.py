@@ -34,11 +34,11 @@ sys.path.insert(0, str(ROOT))
 from bot.adapters.console import handle_line  # noqa: E402
 from bot.arxiv.parse import parse_feed  # noqa: E402
 from bot.domain import ChatRef, Platform, SubscriptionKind  # noqa: E402
-from bot.ingest import store_papers  # noqa: E402
-from bot.topics import tagging  # noqa: E402
+from bot.services.ingest import store_papers  # noqa: E402
+from bot.topics import tag_rules as tagging  # noqa: E402
 from bot.topics.catalog import load_catalog  # noqa: E402
 from bot.topics.query import QueryError, parse_query  # noqa: E402
-from bot.topics.tagging import build_tagger, query_key  # noqa: E402
+from bot.topics.tag_rules import build_tagger, query_key  # noqa: E402
 from handlers.base import Context  # noqa: E402
 from handlers.commands import REGISTRY  # noqa: E402
 from storage.database import Database  # noqa: E402

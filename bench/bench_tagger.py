@@ -32,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.arxiv.parse import parse_feed  # noqa: E402
-from bot.ingest import read_json_lines  # noqa: E402
+from bot.services.ingest import read_json_lines  # noqa: E402
 from bot.topics.catalog import load_catalog  # noqa: E402
+from bot.topics.tag_rules import catalog_rules  # noqa: E402
 from bot.topics.tagger import Tagger  # noqa: E402
-from bot.topics.tagging import catalog_rules  # noqa: E402
 
 DEVSET = ROOT / "tests/fixtures/relevance/devset.jsonl"
 LISTING = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"

@@ -28,8 +28,8 @@ from pathlib import Path
 from bench.relevance_flagship import Scores
 from bot.domain import Author, Paper
 from bot.topics.catalog import Catalog
+from bot.topics.tag_rules import catalog_rules
 from bot.topics.tagger import Tagger
-from bot.topics.tagging import catalog_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG_DIR = ROOT / "tests" / "fixtures" / "relevance" / "catalog"

@@ -27,9 +27,9 @@ from pathlib import Path
 from bench.relevance_catalog import CATALOG_DIR, ROOT, Labelled, Pool
 from bot.domain import Paper
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
+from bot.topics.document import Document
 from bot.topics.query import CATALOG_LIMITS, QueryError, parse_query
 from bot.topics.tagger import Tagger
-from bot.topics.text import Document
 
 log = logging.getLogger(__name__)
 CATALOG_FILE = "bot/topics/catalog.toml"

@@ -25,15 +25,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import ConsoleMessenger, run_console
 from bot.arxiv.client import ArxivClient
-from bot.arxiv.poller import Poller
 from bot.config import Settings, StartupError
 from bot.delivery.messenger import Messenger
-from bot.delivery.peers import Peers, Share
-from bot.delivery.worker import Deliverer
-from bot.ingest import load_sample_if_empty
 from bot.scheduler import Jobs, build_scheduler
+from bot.services.deliver import Deliverer
+from bot.services.ingest import load_sample_if_empty
+from bot.services.peers import Peers, Share
+from bot.services.poll import Poller
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
-from bot.topics.tagging import catalog_rules
+from bot.topics.tag_rules import catalog_rules
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from handlers.rate_limit import CommandRateLimit

@@ -2,7 +2,7 @@
 
 Settings are built here, once; `opened` opens what a command needs (catalog, database,
 arXiv) from them and closes it afterwards; the work itself is in the services
-(`bot.ingest`, `bot.arxiv.poller`, the chat commands) and `bot.app` runs the bot.
+(`bot.services.ingest`, `bot.services.poll`, the chat commands) and `bot.app` runs the bot.
 Nothing below this module reads the environment.
 """
 
@@ -29,22 +29,22 @@ from bot.app import StartupError, build_poller, database, open_catalog, run_bot
 from bot.arxiv.categories import in_categories
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
-from bot.arxiv.poller import Poller, PollOutcome
 from bot.config import Settings
-from bot.delivery.peers import SILENT_BEATS
 from bot.domain import Command, Reply
-from bot.ingest import (
+from bot.log_secrets import configure_logging
+from bot.scheduler import ROLES
+from bot.services.ingest import (
     IngestResult,
     load_sample_if_empty,
     read_papers,
     retag,
     store_papers,
 )
-from bot.log_secrets import configure_logging
-from bot.scheduler import ROLES
+from bot.services.peers import SILENT_BEATS
+from bot.services.poll import Poller, PollOutcome
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.resolve import search
-from bot.topics.tagging import build_tagger
+from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database, DatabaseConfigError

@@ -137,7 +137,7 @@ class Settings(BaseSettings):
     delivery_give_up_after: float = Field(
         default=86400.0, gt=0, validation_alias="PAPERWATCH_DELIVERY_GIVE_UP_AFTER"
     )
-    # Processes beat this often to share the flood limits and the chats (bot.delivery.peers).
+    # Processes beat this often to share the flood limits and the chats (bot.services.peers).
     heartbeat_interval: float = Field(
         default=5.0, gt=0, validation_alias="PAPERWATCH_HEARTBEAT_INTERVAL"
     )
@@ -151,7 +151,7 @@ class Settings(BaseSettings):
     max_queries_per_chat: int = Field(
         default=20, ge=0, validation_alias="PAPERWATCH_MAX_QUERIES_PER_CHAT"
     )
-    # Limits on what arXiv's answers may cost us (bot.arxiv.client, bot.arxiv.poller).
+    # Limits on what arXiv's answers may cost us (bot.arxiv.client, bot.services.poll).
     arxiv_max_response_mib: float = Field(
         default=64.0, gt=0, validation_alias="ARXIV_MAX_RESPONSE_MIB"
     )

@@ -340,7 +340,7 @@ class PollState:
 
 @dataclass(frozen=True, slots=True)
 class Process:
-    """A running process, seen alive at its last heartbeat (`bot.delivery.peers`)."""
+    """A running process, seen alive at its last heartbeat (`bot.services.peers`)."""
 
     id: str
     role: str

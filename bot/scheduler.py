@@ -14,7 +14,7 @@ Worker duties (any number of processes share the outbox):
 
 Every process:
 - heartbeat: every `heartbeat_interval` seconds, to share the flood limits and the
-  chats with the other live processes (`bot.delivery.peers`); in a process that may
+  chats with the other live processes (`bot.services.peers`); in a process that may
   poll it also checks the poller lock, so that one lost to a database restart is
   taken again (by this process or another) within a beat, and a process that lost it
   steps down.
@@ -34,22 +34,35 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
+from bot.arxiv.calendar import ANNOUNCE_TIME, ANNOUNCE_WEEKDAYS, EASTERN, LATE_POLLS, POLL_DELAY
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
-from bot.arxiv.poller import Poller, PollOutcome
-from bot.arxiv.schedule import EASTERN
-from bot.delivery.digests import fold_due_digests
-from bot.delivery.peers import Peers
-from bot.delivery.spikes import check_spikes
-from bot.delivery.worker import Deliverer
+from bot.services.deliver import Deliverer
+from bot.services.digests import fold_due_digests
+from bot.services.peers import Peers
+from bot.services.poll import Poller, PollOutcome
+from bot.services.spikes import check_spikes
 from bot.topics.catalog import Catalog
 from storage.database import Database
 
 log = logging.getLogger(__name__)
 
-POLL_TRIGGER = CronTrigger(
-    day_of_week="sun,mon,tue,wed,thu", hour="20-23", minute=30, timezone=EASTERN
-)
+
+def poll_trigger() -> CronTrigger:
+    """arXiv's calendar (`bot.arxiv.calendar`) as a cron trigger: on announcement days,
+    POLL_DELAY after the announcement, then hourly LATE_POLLS more times."""
+    first = (datetime.combine(datetime.min, ANNOUNCE_TIME) + POLL_DELAY).time()
+    days = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # date.weekday() order
+    return CronTrigger(
+        day_of_week=",".join(days[day] for day in sorted(ANNOUNCE_WEEKDAYS)),
+        hour=f"{first.hour}-{first.hour + LATE_POLLS}",
+        minute=first.minute,
+        timezone=EASTERN,
+    )
+
+
+POLL_TRIGGER = poll_trigger()
+
 ROLES = ("all", "poller", "worker")
 
 

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 
 from rapidfuzz import process
 
-from bot.delivery.schedule import WEEKDAYS, next_digest_at
 from bot.domain import Chat, Command, DigestMode, Reply, Role
 from bot.ports import Clock, UnitOfWork
+from bot.services.chat_times import WEEKDAYS, next_digest_at
 from bot.topics.catalog import Catalog
 from handlers.rate_limit import CommandRateLimit, Verdict
 from handlers.text import MAX_ARGS

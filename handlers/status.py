@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, datetime
 
-from bot.arxiv.schedule import POLL_DELAY, listing_date, next_announcement
+from bot.arxiv.calendar import POLL_DELAY, listing_date, next_announcement
 from bot.domain import Command, PollState, Reply
 from handlers.base import Context
 

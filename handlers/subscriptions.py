@@ -27,8 +27,8 @@ from bot.domain import (
 from bot.ports import UnitOfWork
 from bot.topics.query import Query, QueryError, canonical, parse_query
 from bot.topics.resolve import looks_like_query, resolve_topic
+from bot.topics.tag_rules import query_key
 from bot.topics.tagger import Tagger
-from bot.topics.tagging import query_key
 from bot.topics.tagline import tag_line
 from handlers.base import (
     CommandSpec,

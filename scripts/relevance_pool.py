@@ -175,7 +175,7 @@ def divide_and_draw(
 def extend_pool(slug: str, split: str, more_focus: int, more_rest: int, more_rule: int) -> None:
     from bench.relevance_catalog import labelled_topics, load_pool
     from bench.relevance_unlabelled import rule_then
-    from bot.topics.text import Document
+    from bot.topics.document import Document
 
     spec = topics()[slug]
     target = HERE / "pools" / split / f"{slug}.json"

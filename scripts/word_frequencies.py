@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.topics.text import tokenize, word_key  # noqa: E402
+from bot.topics.document import tokenize, word_key  # noqa: E402
 
 KEEP = 3000
 

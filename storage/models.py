@@ -256,7 +256,7 @@ class MomentumAlertRow(Base):
 
 
 class ProcessRow(Base):
-    """A running `paperwatch run` process, seen alive at `seen_at` (bot.delivery.peers)."""
+    """A running `paperwatch run` process, seen alive at `seen_at` (bot.services.peers)."""
 
     __tablename__ = "processes"
 

@@ -1,4 +1,4 @@
-"""The running processes, each seen alive at its last heartbeat (`bot.delivery.peers`)."""
+"""The running processes, each seen alive at its last heartbeat (`bot.services.peers`)."""
 
 from __future__ import annotations
 

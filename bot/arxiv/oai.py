@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import xml.etree.ElementTree as ET
 
-from bot.arxiv import text as tx
+from bot.arxiv import fields as fx
 from bot.arxiv.feed import Feed, MalformedFeedError, OaiError, collect
 from bot.domain import Author, Paper
 
@@ -27,7 +27,7 @@ def parse_oai(root: ET.Element) -> Feed:
         code = error.get("code") or "unknown"
         if code == "noRecordsMatch":
             return Feed("oai")
-        raise OaiError(code[:80], tx.clean_text(error.text)[:300] or "no message")
+        raise OaiError(code[:80], fx.clean_text(error.text)[:300] or "no message")
     container = root.find(f"{OAI}ListRecords")
     if container is None:
         container = root.find(f"{OAI}GetRecord")
@@ -40,9 +40,9 @@ def parse_oai(root: ET.Element) -> Feed:
     return Feed(
         "oai",
         papers,
-        resumption_token=tx.clean_optional(token.text),
-        complete_list_size=tx.to_int(token.get("completeListSize")),
-        start_index=tx.to_int(token.get("cursor")),
+        resumption_token=fx.clean_optional(token.text),
+        complete_list_size=fx.to_int(token.get("completeListSize")),
+        start_index=fx.to_int(token.get("cursor")),
         skipped=skipped,
     )
 
@@ -70,7 +70,7 @@ def _oai_paper(record: ET.Element) -> Paper | None:
 
 def _arxiv_raw_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | None:
     """metadataPrefix=arXivRaw: authors as one string, every version with its date."""
-    ident = tx.resolve_id(meta.findtext(f"{ns}id"), header_id)
+    ident = fx.resolve_id(meta.findtext(f"{ns}id"), header_id)
     if ident is None:
         return None
     versions = sorted(
@@ -80,28 +80,28 @@ def _arxiv_raw_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper 
     return Paper(
         arxiv_id=ident[0],
         version=max(versions[-1][0], 1) if versions else ident[1],
-        title=tx.clean_text(meta.findtext(f"{ns}title")),
-        abstract=tx.clean_text(meta.findtext(f"{ns}abstract")),
-        authors=tx.split_authors(meta.findtext(f"{ns}authors")),
-        categories=tx.unique((meta.findtext(f"{ns}categories") or "").split()),
-        submitted=tx.parse_rfc822_datetime(versions[0][1]) if versions else None,
-        updated=tx.parse_rfc822_datetime(versions[-1][1]) if versions else None,
-        doi=tx.first_token(meta.findtext(f"{ns}doi")),
-        journal_ref=tx.clean_optional(meta.findtext(f"{ns}journal-ref")),
-        comment=tx.clean_optional(meta.findtext(f"{ns}comments")),
+        title=fx.clean_text(meta.findtext(f"{ns}title")),
+        abstract=fx.clean_text(meta.findtext(f"{ns}abstract")),
+        authors=fx.split_authors(meta.findtext(f"{ns}authors")),
+        categories=fx.unique((meta.findtext(f"{ns}categories") or "").split()),
+        submitted=fx.parse_rfc822_datetime(versions[0][1]) if versions else None,
+        updated=fx.parse_rfc822_datetime(versions[-1][1]) if versions else None,
+        doi=fx.first_token(meta.findtext(f"{ns}doi")),
+        journal_ref=fx.clean_optional(meta.findtext(f"{ns}journal-ref")),
+        comment=fx.clean_optional(meta.findtext(f"{ns}comments")),
     )
 
 
 def _version_number(value: str | None) -> int:
     """ "v3" -> 3; a missing or unreadable version sorts first as 0; an absurd one is an
-    error that skips the record (`tx.checked_version`)."""
-    number = tx.to_int((value or "").lstrip("vV"))
-    return tx.checked_version(number) if number else 0
+    error that skips the record (`fx.checked_version`)."""
+    number = fx.to_int((value or "").lstrip("vV"))
+    return fx.checked_version(number) if number else 0
 
 
 def _arxiv_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | None:
     """metadataPrefix=arXiv: structured authors, created/updated dates, no version."""
-    ident = tx.resolve_id(meta.findtext(f"{ns}id"), header_id)
+    ident = fx.resolve_id(meta.findtext(f"{ns}id"), header_id)
     if ident is None:
         return None
     authors: list[Author] = []
@@ -112,50 +112,50 @@ def _arxiv_paper(meta: ET.Element, ns: str, header_id: str | None) -> Paper | No
             author.findtext(f"{ns}suffix"),
         )
         name = " ".join(p for p in parts if p)
-        tx.add_author(authors, name, tx.unique(a.text for a in author.iterfind(f"{ns}affiliation")))
-    created = tx.parse_iso_datetime(meta.findtext(f"{ns}created"))
+        fx.add_author(authors, name, fx.unique(a.text for a in author.iterfind(f"{ns}affiliation")))
+    created = fx.parse_iso_datetime(meta.findtext(f"{ns}created"))
     return Paper(
         arxiv_id=ident[0],
         version=ident[1],
-        title=tx.clean_text(meta.findtext(f"{ns}title")),
-        abstract=tx.clean_text(meta.findtext(f"{ns}abstract")),
+        title=fx.clean_text(meta.findtext(f"{ns}title")),
+        abstract=fx.clean_text(meta.findtext(f"{ns}abstract")),
         authors=tuple(authors),
-        categories=tx.unique((meta.findtext(f"{ns}categories") or "").split()),
+        categories=fx.unique((meta.findtext(f"{ns}categories") or "").split()),
         submitted=created,
-        updated=tx.parse_iso_datetime(meta.findtext(f"{ns}updated")) or created,
-        doi=tx.first_token(meta.findtext(f"{ns}doi")),
-        journal_ref=tx.clean_optional(meta.findtext(f"{ns}journal-ref")),
-        comment=tx.clean_optional(meta.findtext(f"{ns}comments")),
+        updated=fx.parse_iso_datetime(meta.findtext(f"{ns}updated")) or created,
+        doi=fx.first_token(meta.findtext(f"{ns}doi")),
+        journal_ref=fx.clean_optional(meta.findtext(f"{ns}journal-ref")),
+        comment=fx.clean_optional(meta.findtext(f"{ns}comments")),
     )
 
 
 def _oai_dc_paper(meta: ET.Element, _ns: str, header_id: str | None) -> Paper | None:
     """metadataPrefix=oai_dc: no category codes (dc:subject holds names) and no version."""
-    identifiers = tx.unique(i.text for i in meta.iterfind(f"{_DC}identifier"))
-    ident = tx.resolve_id(header_id, *identifiers)
+    identifiers = fx.unique(i.text for i in meta.iterfind(f"{_DC}identifier"))
+    ident = fx.resolve_id(header_id, *identifiers)
     if ident is None:
         return None
-    descriptions = tx.unique(d.text for d in meta.iterfind(f"{_DC}description"))
+    descriptions = fx.unique(d.text for d in meta.iterfind(f"{_DC}description"))
     comments = [d for d in descriptions if d.startswith("Comment:")]
-    dates = [tx.parse_iso_datetime(d.text) for d in meta.iterfind(f"{_DC}date")]
+    dates = [fx.parse_iso_datetime(d.text) for d in meta.iterfind(f"{_DC}date")]
     others = [i for i in identifiers if not i.lower().startswith(("http://", "https://"))]
     dois = [i[4:] for i in others if i.lower().startswith("doi:")]
     journal_refs = [i for i in others if not i.lower().startswith("doi:")]
     return Paper(
         arxiv_id=ident[0],
         version=ident[1],
-        title=tx.clean_text(meta.findtext(f"{_DC}title")),
+        title=fx.clean_text(meta.findtext(f"{_DC}title")),
         abstract=next((d for d in descriptions if not d.startswith("Comment:")), ""),
         authors=tuple(
             Author(name)
             for name in map(
-                tx.surname_first_to_name, (c.text for c in meta.iterfind(f"{_DC}creator"))
+                fx.surname_first_to_name, (c.text for c in meta.iterfind(f"{_DC}creator"))
             )
             if name
         ),
         submitted=dates[0] if dates else None,
         updated=dates[-1] if dates else None,
-        doi=tx.first_token(dois[0]) if dois else None,
+        doi=fx.first_token(dois[0]) if dois else None,
         journal_ref=journal_refs[0] if journal_refs else None,
         comment=comments[0].removeprefix("Comment:").strip() or None if comments else None,
     )

@@ -28,7 +28,7 @@ from datetime import date
 import defusedxml
 import defusedxml.ElementTree as DET
 
-from bot.arxiv import text as tx
+from bot.arxiv import fields as fx
 from bot.arxiv.feed import (
     ENTRY_FAULTS,
     ArxivApiError,
@@ -148,13 +148,13 @@ def _defused_fromstring(data: bytes) -> ET.Element:
 
 def _html_title(data: bytes) -> str:
     match = _HTML_TITLE.search(data[:16384])
-    title = tx.clean_text(match.group(1).decode("utf-8", "replace")) if match else ""
+    title = fx.clean_text(match.group(1).decode("utf-8", "replace")) if match else ""
     return f": {title[:120]!r}" if title else ""
 
 
 def _without_control_bytes(data: bytes) -> bytes | None:
     """The document without C0 control bytes (which XML forbids), or None if it had none."""
-    cleaned = data.translate(None, tx.CONTROL_BYTES)
+    cleaned = data.translate(None, fx.CONTROL_BYTES)
     return cleaned if len(cleaned) != len(data) else None
 
 
@@ -178,14 +178,14 @@ def _parse_rss(root: ET.Element) -> Feed:
     channel = root.find("channel")
     if channel is None:
         raise MalformedFeedError("RSS document has no <channel>")
-    if tx.clean_text(channel.findtext("title")).startswith("Feed error for query"):
-        detail = tx.clean_text(channel.findtext("description")) or "no details"
+    if fx.clean_text(channel.findtext("title")).startswith("Feed error for query"):
+        detail = fx.clean_text(channel.findtext("description")) or "no details"
         raise ArxivApiError(f"arXiv RSS feed error: {detail}")
     items = channel.findall("item")
-    moment = tx.parse_rfc822_datetime(channel.findtext("pubDate"))
+    moment = fx.parse_rfc822_datetime(channel.findtext("pubDate"))
     if moment is None and items:
-        moment = tx.parse_rfc822_datetime(items[0].findtext("pubDate"))
-    announced = tx.eastern_date(moment) if moment else None
+        moment = fx.parse_rfc822_datetime(items[0].findtext("pubDate"))
+    announced = fx.eastern_date(moment) if moment else None
     papers, skipped = collect(
         items,
         lambda item: _listing_paper(
@@ -198,7 +198,7 @@ def _parse_rss(root: ET.Element) -> Feed:
         ),
         lambda item: item.findtext("guid") or item.findtext("link"),
     )
-    skip_days = tx.unique(day.text for day in channel.iterfind("skipDays/day"))
+    skip_days = fx.unique(day.text for day in channel.iterfind("skipDays/day"))
     return Feed("rss", papers, announced=announced, skip_days=skip_days, skipped=skipped)
 
 
@@ -208,8 +208,8 @@ def _parse_atom_listing(root: ET.Element) -> Feed:
     serves as a fallback for an empty listing."""
     entries = root.findall(f"{_ATOM}entry")
     stamp = entries[0].findtext(f"{_ATOM}published") if entries else None
-    moment = tx.parse_iso_datetime(stamp or root.findtext(f"{_ATOM}updated"))
-    announced = tx.eastern_date(moment) if moment else None
+    moment = fx.parse_iso_datetime(stamp or root.findtext(f"{_ATOM}updated"))
+    announced = fx.eastern_date(moment) if moment else None
     papers, skipped = collect(
         entries,
         lambda entry: _listing_paper(
@@ -239,20 +239,20 @@ def _listing_paper(
     announced: date | None,
 ) -> Paper | None:
     """One daily-listing entry; the RSS and Atom listings share the `arxiv:`/`dc:` fields."""
-    abstract, described_id, described_type = tx.split_listing_description(description)
-    ident = tx.resolve_id(ids[0], described_id, *ids[1:])
+    abstract, described_id, described_type = fx.split_listing_description(description)
+    ident = fx.resolve_id(ids[0], described_id, *ids[1:])
     if ident is None:
         return None
     return Paper(
         arxiv_id=ident[0],
         version=ident[1],
-        title=tx.clean_text(title),
+        title=fx.clean_text(title),
         abstract=abstract,
-        authors=tx.split_authors(entry.findtext(f"{_DC}creator")),
-        categories=tx.unique(categories),
+        authors=fx.split_authors(entry.findtext(f"{_DC}creator")),
+        categories=fx.unique(categories),
         announced=announced,
-        doi=tx.first_token(entry.findtext(f"{_ARXIV}DOI")),
-        journal_ref=tx.clean_optional(entry.findtext(f"{_ARXIV}journal_reference")),
+        doi=fx.first_token(entry.findtext(f"{_ARXIV}DOI")),
+        journal_ref=fx.clean_optional(entry.findtext(f"{_ARXIV}journal_reference")),
         announce_type=_announce_type(entry.findtext(f"{_ARXIV}announce_type") or described_type),
     )
 
@@ -276,20 +276,20 @@ def _parse_api(root: ET.Element) -> Feed:
     for entry in entries:
         entry_id = entry.findtext(f"{_ATOM}id") or ""
         if "/api/errors" in entry_id:
-            message = tx.clean_text(entry.findtext(f"{_ATOM}summary")) or entry_id
+            message = fx.clean_text(entry.findtext(f"{_ATOM}summary")) or entry_id
             raise ArxivApiError(f"arXiv API error: {message}")
     papers, skipped = collect(entries, _api_paper, _atom_id)
     return Feed(
         "api",
         papers,
-        total_results=tx.to_int(root.findtext(f"{_OPENSEARCH}totalResults")),
-        start_index=tx.to_int(root.findtext(f"{_OPENSEARCH}startIndex")),
+        total_results=fx.to_int(root.findtext(f"{_OPENSEARCH}totalResults")),
+        start_index=fx.to_int(root.findtext(f"{_OPENSEARCH}startIndex")),
         skipped=skipped,
     )
 
 
 def _api_paper(entry: ET.Element) -> Paper | None:
-    ident = tx.resolve_id(entry.findtext(f"{_ATOM}id"))
+    ident = fx.resolve_id(entry.findtext(f"{_ATOM}id"))
     if ident is None:
         return None
     categories = [c.get("term") for c in entry.iterfind(f"{_ATOM}category")]
@@ -298,18 +298,18 @@ def _api_paper(entry: ET.Element) -> Paper | None:
         categories.insert(0, primary.get("term"))
     authors: list[Author] = []
     for author in entry.iterfind(f"{_ATOM}author"):
-        affiliations = tx.unique(a.text for a in author.iterfind(f"{_ARXIV}affiliation"))
-        tx.add_author(authors, author.findtext(f"{_ATOM}name") or "", affiliations)
+        affiliations = fx.unique(a.text for a in author.iterfind(f"{_ARXIV}affiliation"))
+        fx.add_author(authors, author.findtext(f"{_ATOM}name") or "", affiliations)
     return Paper(
         arxiv_id=ident[0],
         version=ident[1],
-        title=tx.clean_text(entry.findtext(f"{_ATOM}title")),
-        abstract=tx.clean_text(entry.findtext(f"{_ATOM}summary")),
+        title=fx.clean_text(entry.findtext(f"{_ATOM}title")),
+        abstract=fx.clean_text(entry.findtext(f"{_ATOM}summary")),
         authors=tuple(authors),
-        categories=tx.unique(categories),
-        submitted=tx.parse_iso_datetime(entry.findtext(f"{_ATOM}published")),
-        updated=tx.parse_iso_datetime(entry.findtext(f"{_ATOM}updated")),
-        doi=tx.first_token(entry.findtext(f"{_ARXIV}doi")),
-        journal_ref=tx.clean_optional(entry.findtext(f"{_ARXIV}journal_ref")),
-        comment=tx.clean_optional(entry.findtext(f"{_ARXIV}comment")),
+        categories=fx.unique(categories),
+        submitted=fx.parse_iso_datetime(entry.findtext(f"{_ATOM}published")),
+        updated=fx.parse_iso_datetime(entry.findtext(f"{_ATOM}updated")),
+        doi=fx.first_token(entry.findtext(f"{_ARXIV}doi")),
+        journal_ref=fx.clean_optional(entry.findtext(f"{_ARXIV}journal_ref")),
+        comment=fx.clean_optional(entry.findtext(f"{_ARXIV}comment")),
     )

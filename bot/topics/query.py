@@ -15,7 +15,7 @@ AND tighter than OR; two operands side by side mean AND, so `a NOT b` is
 Operators are upper-case keywords; "and", "or", "not" are ordinary words.
 A scope applies to the next term or parenthesised group; without one a term
 matches the title or the abstract. Words and phrases are compared as token
-sequences (see `bot.topics.text`), `agent*` matches any word starting with
+sequences (see `bot.topics.document`), `agent*` matches any word starting with
 "agent", `cat:cs.RO` is an exact category and `cat:cs.*` a category prefix.
 A query must always look for something: `NOT x` or `a OR NOT b` are refused.
 
@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bot.domain import Paper
-from bot.topics import text as tx
-from bot.topics.text import Document, Program
+from bot.topics import document
+from bot.topics.document import Document, Program
 
 __all__ = [
     "CATALOG_LIMITS",
@@ -121,8 +121,12 @@ class Scope(enum.Enum):
 
 
 _SCOPE_NAMES = {"title": "ti", "abstract": "abs", "author": "au", "category": "cat"}
-_FIELDS = {Scope.TEXT: tx.TEXT, Scope.TITLE: tx.TITLE, Scope.ABSTRACT: tx.ABSTRACT}
-_FIELDS[Scope.AUTHOR] = tx.AUTHORS
+_FIELDS = {
+    Scope.TEXT: document.TEXT,
+    Scope.TITLE: document.TITLE,
+    Scope.ABSTRACT: document.ABSTRACT,
+}
+_FIELDS[Scope.AUTHOR] = document.AUTHORS
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,7 +370,7 @@ def _term(tok: _Tok, scope: Scope) -> Term:
     body, prefix = _split_star(tok)
     if scope is Scope.CATEGORY:
         return _category(body, prefix, tok.pos)
-    words = tuple(tx.tokenize(body))
+    words = tuple(document.tokenize(body))
     star = tok.pos + len(tok.value) - 1
     if prefix and len(words) > 1:
         hint = "write the words as a phrase, or put '*' on one word: tool* use"
@@ -378,8 +382,10 @@ def _term(tok: _Tok, scope: Scope) -> Term:
         what = "empty phrase" if tok.kind == "PHRASE" else f"{tok.value!r} has no letters or digits"
         raise QueryError(what, tok.pos, "write at least one word to look for")
     if scope is Scope.AUTHOR:
-        return Term(scope, words, tuple(map(tx.fold_accents, words)), prefix, tok.pos)
-    return Term(scope, words, words if prefix else tuple(map(tx.word_key, words)), prefix, tok.pos)
+        return Term(scope, words, tuple(map(document.fold_accents, words)), prefix, tok.pos)
+    return Term(
+        scope, words, words if prefix else tuple(map(document.word_key, words)), prefix, tok.pos
+    )
 
 
 def _split_star(tok: _Tok) -> tuple[str, bool]:
@@ -395,7 +401,7 @@ def _split_star(tok: _Tok) -> tuple[str, bool]:
 
 
 def _category(body: str, prefix: bool, pos: int) -> Term:
-    value = tx.normalize(body).strip()
+    value = document.normalize(body).strip()
     if prefix and len(value) < MIN_PREFIX:
         raise QueryError("prefix too short", pos + len(body), "write it like cat:cs.*")
     if not (_CATEGORY_PREFIX if prefix else _CATEGORY).fullmatch(value):
@@ -429,11 +435,11 @@ def render(node: Node) -> str:
 
 
 def compile_node(node: Node) -> Program:
-    """The closure `(doc, why) -> bool` evaluating `node` (see `bot.topics.text`)."""
+    """The closure `(doc, why) -> bool` evaluating `node` (see `bot.topics.document`)."""
     if isinstance(node, Term):
         where = None if node.scope is Scope.CATEGORY else _FIELDS[node.scope]
-        return tx.term_program(where, node.keys, node.prefix, node.label)
+        return document.term_program(where, node.keys, node.prefix, node.label)
     if isinstance(node, Not):
-        return tx.none_of(compile_node(node.child))
+        return document.none_of(compile_node(node.child))
     parts = tuple(map(compile_node, node.children))
-    return tx.all_of(parts) if isinstance(node, And) else tx.any_of(parts)
+    return document.all_of(parts) if isinstance(node, And) else document.any_of(parts)

@@ -18,7 +18,7 @@ from rapidfuzz import fuzz, process
 
 from bot.domain import Topic
 from bot.topics.catalog import Catalog
-from bot.topics.text import tokenize, word_key
+from bot.topics.document import tokenize, word_key
 
 # A typo-tolerant match is taken as meant when it scores this high (0-100) and clearly
 # beats the next topic; below that, the closest topics are offered instead.

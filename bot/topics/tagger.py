@@ -28,6 +28,7 @@ from functools import cache
 from importlib import resources
 
 from bot.domain import Paper, Topic
+from bot.topics.document import AUTHORS, TEXT, Document, Program
 from bot.topics.query import (
     CATALOG_LIMITS,
     MIN_PREFIX,
@@ -39,7 +40,6 @@ from bot.topics.query import (
     Term,
     parse_query,
 )
-from bot.topics.text import AUTHORS, TEXT, Document, Program
 
 Anchor = tuple[str, str]  # (kind, key); kinds are the keys of _COST
 Tags = dict[str, tuple[str, ...]]

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from bot.arxiv.client import USER_AGENT, ArxivClient, RequestSpacer
-from bot.arxiv.poller import Poller
 from bot.config import Settings
+from bot.services.poll import Poller
 from storage.database import Database
 from tests.fakes.arxiv_server import Canned, FakeArxiv, Seen, serve_fake_arxiv
 

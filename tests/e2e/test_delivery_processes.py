@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
-from bot.ingest import store
+from bot.services.ingest import store
 from bot.topics.catalog import load_catalog
 from storage.database import Database
 from tests.conftest import require_postgres

@@ -16,9 +16,9 @@ import pytest
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.config import Settings, StartupError
 from bot.delivery.messenger import RateLimited
-from bot.delivery.worker import Deliverer
 from bot.domain import Author, Chat, Paper, Platform, Reply
-from bot.ingest import store
+from bot.services.deliver import Deliverer
+from bot.services.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY

@@ -18,9 +18,9 @@ import pytest
 
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.config import Settings, StartupError
-from bot.delivery.worker import Deliverer
 from bot.domain import Author, ChatRef, DigestMode, Paper, Platform
-from bot.ingest import store
+from bot.services.deliver import Deliverer
+from bot.services.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY

@@ -26,8 +26,8 @@ from bot.arxiv.client import (
     ArxivTooLargeError,
     RequestSpacer,
 )
-from bot.arxiv.poller import Poller
 from bot.config import Settings
+from bot.services.poll import Poller
 from handlers.status import describe
 from storage.database import Database
 from storage.politeness import REQUESTS_SOURCE, DatabaseRequestStamp
@@ -273,7 +273,7 @@ async def test_a_failure_to_store_is_a_failed_poll_in_status(
     async def broken_store(*args, **kwargs):
         raise ValueError("a followed query no longer parses")
 
-    monkeypatch.setattr("bot.arxiv.poller.store", broken_store)
+    monkeypatch.setattr("bot.services.poll.store", broken_store)
     fake.add("/rss/cs.LG+cs.AI", Canned(SMALL_RSS))
     outcome = await make_poller().poll_daily()
     assert outcome.status == "failed" and "no longer parses" in (outcome.error or "")

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply, run_console
-from bot.ingest import load_sample_if_empty, sample_papers
+from bot.services.ingest import load_sample_if_empty, sample_papers
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database
@@ -131,7 +131,7 @@ async def test_help_lists_every_command(ctx: Context) -> None:
 
 async def test_hostile_paper_text_cannot_drive_the_terminal(db: Database, ctx: Context) -> None:
     from bot.domain import Paper
-    from bot.ingest import store_papers
+    from bot.services.ingest import store_papers
 
     title = (
         "Evil \x1b]0;pwned\x07 title <b>&amp;</b> $\\mathcal{O}(n^2)$ مرحبا 🚀\u200b" + "x" * 5000

@@ -12,9 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line
-from bot.delivery.digests import fold_due_digests
 from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
-from bot.delivery.worker import Deliverer
 from bot.domain import (
     AnnounceType,
     Author,
@@ -25,7 +23,9 @@ from bot.domain import (
     Reply,
     SubscriptionKind,
 )
-from bot.ingest import store
+from bot.services.deliver import Deliverer
+from bot.services.digests import fold_due_digests
+from bot.services.ingest import store
 from bot.topics.catalog import Catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY

@@ -8,9 +8,9 @@ from datetime import date, datetime, timedelta
 
 from sqlalchemy import func, select
 
-from bot.delivery.digests import fold_due_digests
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
-from bot.ingest import store
+from bot.services.digests import fold_due_digests
+from bot.services.ingest import store
 from bot.topics.catalog import load_catalog
 from storage.database import Database
 from storage.models import OutboxRow

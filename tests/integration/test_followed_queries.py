@@ -18,10 +18,10 @@ import pytest
 from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
 from bot.arxiv.parse import parse_feed
 from bot.domain import SubscriptionKind
-from bot.ingest import store_papers
+from bot.services.ingest import store_papers
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.query import MAX_QUERY_CHARS, QueryError, canonical, parse_query
-from bot.topics.tagging import build_tagger
+from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database
@@ -239,7 +239,7 @@ async def test_ingest_skips_a_stored_query_that_does_not_compile(
     ctx = Context(uow=db.uow, catalog=catalog)
     broken_id = await store_broken_query(db, broken)
     assert "Now following your query" in await say(ctx, "/follow " + GOOD_QUERY)
-    with caplog.at_level(logging.WARNING, logger="bot.topics.tagging"):
+    with caplog.at_level(logging.WARNING, logger="bot.topics.tag_rules"):
         result = await store_papers(db.uow, feed_papers, catalog)
     assert len(result.new) > 900  # 935 new papers, the rest cross-lists
     skipped = [r.getMessage() for r in caplog.records if "does not compile" in r.getMessage()]
@@ -276,7 +276,7 @@ def test_build_tagger_skips_what_does_not_compile(
     catalog: Catalog, caplog: pytest.LogCaptureFixture
 ) -> None:
     good = str(parse_query(GOOD_QUERY))
-    with caplog.at_level(logging.WARNING, logger="bot.topics.tagging"):
+    with caplog.at_level(logging.WARNING, logger="bot.topics.tag_rules"):
         tagger = build_tagger(catalog, [("abs:(", 7), good, (good, 8)])
     assert len(tagger) == len(build_tagger(catalog)) + 1  # one rule for the two copies
     assert "subscription=7" in caplog.text

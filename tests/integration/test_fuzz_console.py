@@ -18,7 +18,7 @@ import random
 import pytest
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
-from bot.ingest import load_sample_if_empty
+from bot.services.ingest import load_sample_if_empty
 from bot.topics.query import QueryError, parse_query
 from handlers.base import Context
 from handlers.commands import REGISTRY

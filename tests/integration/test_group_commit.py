@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from bot.delivery.group_commit import GroupCommit
 from bot.domain import ChatKind, ChatRef, OutboxKind, Platform
 from bot.outbox_payloads import NoticePayload
+from bot.services.group_commit import GroupCommit
 from storage.database import Database
 from storage.outbox import Progress
 from storage.uow import UnitOfWork

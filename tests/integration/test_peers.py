@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 
 from bot.adapters.console import CONSOLE_CHAT
-from bot.delivery.peers import Peers, Share, _rate, allot
 from bot.domain import ChatKind, OutboxKind
 from bot.outbox_payloads import NoticePayload
 from bot.scheduler import Jobs
+from bot.services.peers import Peers, Share, _rate, allot
 from storage.database import Database
 from storage.outbox import Progress
 from tests.integration.test_delivery import START, Clock

@@ -17,8 +17,8 @@ from datetime import timedelta
 
 import pytest
 
-from bot.delivery.peers import Peers
 from bot.scheduler import Jobs
+from bot.services.peers import Peers
 from storage.database import Database
 from tests.conftest import REQUIRE_PG
 from tests.integration.test_delivery import Clock

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line
-from bot.delivery.spikes import check_spikes
 from bot.domain import Paper
+from bot.services.spikes import check_spikes
 from bot.topics.catalog import Catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
@@ -35,7 +35,7 @@ def papers_for(tag: str, per_week: list[int]) -> list[Paper]:
 
 
 async def seed(db: Database, catalog: Catalog, steady: int, recent: int) -> None:
-    from bot.ingest import store
+    from bot.services.ingest import store
 
     history = [steady] * 14 + [recent] * 4
     async with db.uow() as uow:

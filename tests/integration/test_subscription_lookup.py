@@ -14,7 +14,7 @@ import pytest
 from bot.adapters.console import CONSOLE_CHAT
 from bot.domain import Command, Paper, Reply, Role
 from bot.topics.query import parse_query
-from bot.topics.tagging import query_key
+from bot.topics.tag_rules import query_key
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database

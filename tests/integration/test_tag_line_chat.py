@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.adapters.console import handle_line, render_reply
-from bot.ingest import load_sample_if_empty
+from bot.services.ingest import load_sample_if_empty
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.tagline import MAX_OTHERS
 from handlers.base import Context

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.adapters.console import handle_line, render_reply
-from bot.ingest import load_sample_if_empty
+from bot.services.ingest import load_sample_if_empty
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.arxiv import text as tx
+from bot.arxiv import fields as fx
 from bot.arxiv.parse import (
     ArxivApiError,
     Feed,
@@ -285,7 +285,7 @@ def test_eastern_date(moment: datetime) -> None:
     # The hand-written US rule for machines without a zone database is gone: the tzdata
     # package is a declared dependency, so zoneinfo always has America/New_York.
     expected = moment.astimezone(ZoneInfo("America/New_York")).date()
-    assert tx.eastern_date(moment) == expected
+    assert fx.eastern_date(moment) == expected
 
 
 # --- Ids, versions and categories ---------------------------------------------------
@@ -497,11 +497,11 @@ def test_oai_arxiv_format_skips_punctuation_only_author() -> None:
     ],
 )
 def test_split_authors(text: str, names: tuple[str, ...]) -> None:
-    assert tuple(a.name for a in tx.split_authors(text)) == names
+    assert tuple(a.name for a in fx.split_authors(text)) == names
 
 
 def test_split_authors_nested_parentheses_stay_in_affiliation() -> None:
-    authors = tx.split_authors("A. Smith (Dept. of X (Y), Univ. Z), B. Lee (W)")
+    authors = fx.split_authors("A. Smith (Dept. of X (Y), Univ. Z), B. Lee (W)")
     assert authors == (Author("A. Smith", ("Dept. of X (Y), Univ. Z",)), Author("B. Lee", ("W",)))
 
 
@@ -692,7 +692,7 @@ def test_control_bytes_forbidden_by_xml_are_dropped(control: bytes) -> None:
     ],
 )
 def test_clean_text(text: str | None, expected: str) -> None:
-    assert tx.clean_text(text) == expected
+    assert fx.clean_text(text) == expected
 
 
 # --- DOI, journal reference, comment, dates -----------------------------------------

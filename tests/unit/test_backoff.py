@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from bot.delivery.worker import backoff
+from bot.services.deliver import backoff
 
 
 def test_backoff_grows_then_stays_under_an_hour() -> None:

@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from bot.domain import Author, Paper
+from bot.topics.document import EXCEPTIONS, Document, tokenize, word_key
 from bot.topics.query import (
     MAX_DEPTH,
     MAX_QUERY_CHARS,
@@ -19,7 +20,6 @@ from bot.topics.query import (
     Term,
     parse_query,
 )
-from bot.topics.text import EXCEPTIONS, Document, tokenize, word_key
 
 
 def doc(title: str = "", abstract: str = "", authors=(), categories=()) -> Document:

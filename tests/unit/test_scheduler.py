@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.scheduler import Jobs, build_scheduler
+from bot.arxiv.calendar import POLL_DELAY, announcements_after
+from bot.scheduler import POLL_TRIGGER, Jobs, build_scheduler
 
 
 class SlowDrain:
@@ -93,3 +95,20 @@ async def test_a_process_that_may_poll_checks_its_lock_at_every_beat() -> None:
 def test_an_unknown_role_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown role 'boss'"):
         build_scheduler(Jobs(None, None, None), role="boss")  # type: ignore[arg-type]
+
+
+def test_the_poll_runs_after_each_announcement_and_three_times_more_an_hour_apart() -> None:
+    """The cron trigger and arXiv's calendar agree, across the end of daylight saving."""
+    start = datetime(2026, 10, 20, 12, 0, tzinfo=UTC)  # 08:00 Eastern, a Tuesday
+    expected = [
+        announcement + POLL_DELAY + timedelta(hours=late)
+        for announcement in announcements_after(start, limit=12)
+        for late in range(4)
+    ]
+    fired: list[datetime] = []
+    moment = start
+    while len(fired) < len(expected):
+        moment = POLL_TRIGGER.get_next_fire_time(None, moment)
+        fired.append(moment)
+        moment += timedelta(seconds=1)
+    assert fired == expected

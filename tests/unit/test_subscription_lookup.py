@@ -7,7 +7,7 @@ import pytest
 from bot.domain import Subscription, SubscriptionKind
 from bot.topics.catalog import Catalog
 from bot.topics.query import parse_query
-from bot.topics.tagging import query_key
+from bot.topics.tag_rules import query_key
 from handlers.lookup import find_subscription
 
 TOPIC = Subscription(

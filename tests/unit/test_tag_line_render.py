@@ -18,7 +18,7 @@ from bot.adapters.telegram.render import to_messages
 from bot.delivery import buttons
 from bot.delivery.content import Audience, alert, digest
 from bot.domain import Action, Paper, PaperItem, Reply, Subscription, SubscriptionKind, slugify
-from bot.ingest import rule_tags, sample_papers
+from bot.services.ingest import rule_tags, sample_papers
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.tagline import MAX_OTHERS, MAX_TAGS
 

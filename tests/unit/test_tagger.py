@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.domain import Author, Paper, Topic
+from bot.topics.document import Document
 from bot.topics.query import Not, Or, Query, Scope, Term, compile_node, parse_query
 from bot.topics.tagger import Tagger, anchors
-from bot.topics.text import Document
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "papers_sample.jsonl"
 

@@ -63,7 +63,7 @@ class TelegramAdapter:
         self._registry = registry
         self._ctx = ctx
         self.key = buttons.button_key(token)
-        # One per process; `bot.delivery.peers` sets its share of the overall rate.
+        # One per process; `bot.services.peers` sets its share of the overall rate.
         self.limiter = TelegramRateLimiter(
             messages_per_second=settings.telegram_messages_per_second,
             chat_messages_per_second=settings.telegram_chat_messages_per_second,

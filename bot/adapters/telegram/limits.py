@@ -14,7 +14,7 @@ spaces sends instead, on the times they are actually sent:
 - a 429 holds back only the chat it was about, for `retry_after`, then retries (up to
   `rate_limit_args` times: the outbox worker asks for none and requeues the row);
 - several processes sending for one bot each keep a share of the overall rate
-  (`share`, from `bot.delivery.peers`);
+  (`share`, from `bot.services.peers`);
 - at most `max_in_flight` of these requests are in flight at once (`MAX_IN_FLIGHT`);
   the rest wait here, in order, and take their overall slot when their turn comes.
 

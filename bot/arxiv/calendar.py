@@ -14,8 +14,11 @@ from zoneinfo import ZoneInfo
 EASTERN = ZoneInfo("America/New_York")
 ANNOUNCE_TIME = time(20, 0)
 ANNOUNCE_WEEKDAYS = frozenset({6, 0, 1, 2, 3})  # Sunday..Thursday (Monday is 0)
-# How long after the announcement the poll runs (the feeds take a few minutes to update).
+# When the scheduled poll runs (bot.scheduler turns this into its cron trigger): POLL_DELAY
+# after each announcement (the feeds take a few minutes to update), then LATE_POLLS more
+# times an hour apart, for a feed that is late (each costs one conditional GET).
 POLL_DELAY = timedelta(minutes=30)
+LATE_POLLS = 3
 
 
 def announcements_after(
@@ -60,11 +63,6 @@ def previous_announcement(moment: datetime, holidays: Collection[date] = ()) -> 
 def listing_date(announcement: datetime) -> date:
     """The date arXiv prints on the listing an announcement publishes (the next day, Eastern)."""
     return (announcement.astimezone(EASTERN) + timedelta(days=1)).date()
-
-
-def next_poll(moment: datetime, holidays: Collection[date] = ()) -> datetime:
-    """When the scheduled poll should next run: shortly after the next announcement."""
-    return next_announcement(moment - POLL_DELAY, holidays) + POLL_DELAY
 
 
 SUBMISSION_CUTOFF = time(14, 0)

@@ -6,12 +6,11 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from bot.arxiv.schedule import (
+from bot.arxiv.calendar import (
     EASTERN,
     estimated_listing_date,
     listing_date,
     next_announcement,
-    next_poll,
     previous_announcement,
 )
 
@@ -52,11 +51,6 @@ def test_listing_dates_and_previous_announcement() -> None:
     assert listing_date(et(2026, 9, 24, 20, 0)) == date(2026, 9, 25)  # Thursday -> Friday
     assert previous_announcement(et(2026, 9, 26, 12, 0)) == et(2026, 9, 24, 20, 0)
     assert previous_announcement(et(2026, 9, 24, 20, 0)) == et(2026, 9, 24, 20, 0)
-
-
-def test_next_poll_is_half_an_hour_after_the_announcement() -> None:
-    assert next_poll(et(2026, 9, 24, 20, 10)) == et(2026, 9, 24, 20, 30)
-    assert next_poll(et(2026, 9, 24, 20, 40)) == et(2026, 9, 27, 20, 30)
 
 
 @pytest.mark.parametrize(

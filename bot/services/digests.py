@@ -10,8 +10,8 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.delivery.schedule import next_digest_at
 from bot.domain import Chat, DigestMode, OutboxKind
+from bot.services.chat_times import next_digest_at
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)

@@ -30,12 +30,12 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from bot.delivery.content import Audience
-from bot.delivery.group_commit import GroupCommit
 from bot.delivery.messenger import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
-from bot.delivery.schedule import quiet_until
-from bot.delivery.steps import Job, next_step, papers_wanted, unresolved_payload
 from bot.domain import ChatRef, OutboxItem, OutboxKind, Subscription
 from bot.outbox_payloads import OutboxPayload
+from bot.services.chat_times import quiet_until
+from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload
+from bot.services.group_commit import GroupCommit
 from bot.topics.catalog import Catalog
 from bot.topics.momentum import sentence
 from storage.outbox import Progress
@@ -79,11 +79,11 @@ class Deliverer:
         self.give_up_after = give_up_after
         self._lease = lease
         self._concurrency = max(1, concurrency)
-        # Claims carry this process's id (`bot.delivery.peers`), so they are released
+        # Claims carry this process's id (`bot.services.peers`), so they are released
         # when it is taken for dead, and only this process records what it sent.
         self._process_id = process_id
         self._commits = GroupCommit(uow_factory, clock, claimed_by=process_id)
-        # (slot, workers): this worker's part of the chats (`bot.delivery.peers`).
+        # (slot, workers): this worker's part of the chats (`bot.services.peers`).
         self.share = (0, 1)
 
     async def drain(self) -> int:

@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
+from bot.arxiv.calendar import estimated_listing_date
 from bot.arxiv.categories import in_categories
 from bot.arxiv.client import ArxivClient, ArxivHTTPError
 from bot.arxiv.parse import Feed, FeedError, OaiError
-from bot.arxiv.schedule import estimated_listing_date
 from bot.domain import AnnounceType, Paper, PollState
-from bot.ingest import IngestResult, store
+from bot.services.ingest import IngestResult, store
 from bot.topics.catalog import Catalog
 from storage.uow import UnitOfWork
 

@@ -1,4 +1,5 @@
-"""Which topics a paper gets: the catalog's rules plus the queries people follow.
+"""Which topics a paper gets: the rules a `Tagger` (`bot.topics.tagger`) is built from,
+the catalog's plus the queries people follow.
 
 Catalog topics tag papers under their slug; a followed query tags them under a key
 derived from its canonical text (`q:` + hash), so that two people typing the same
