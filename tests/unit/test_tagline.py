@@ -3,9 +3,13 @@ most specific others, the rest counted."""
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import pytest
 
 from bot.domain import Topic
+from bot.topics import tagline
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.tagline import MAX_OTHERS, MAX_TAGS, tag_line
 
@@ -54,12 +58,29 @@ def test_a_followed_parent_is_still_shown() -> None:
     assert line.others == ("rl-agents",)
 
 
-def test_at_most_max_others_deeper_first_then_catalog_order() -> None:
+def test_at_most_max_others_rarest_first_then_catalog_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rates = {"robotics": 0.02, "optimization": 0.01, "vision": 0.2, "web-agents": 0.01}
+    monkeypatch.setattr(tagline, "topic_rates", lambda: rates)
     tags = ["robotics", "optimization", "vision", "web-rl", "web-agents", "llm"]
     line = tag_line(CATALOG, tags, ["llm"])
-    # depth 3 (web-rl), depth 2 (web-agents), then depth 1 (vision), then roots in order
-    assert line.others == ("web-rl", "web-agents", "vision")[:MAX_OTHERS]
+    # web-rl has no rate (a topic of one's own): rare; then 0.01 in catalog order; then 0.02
+    assert line.others == ("web-rl", "web-agents", "optimization", "robotics")[:MAX_OTHERS]
     assert line.hidden == len(tags) - 1 - MAX_OTHERS
+
+
+def test_every_bundled_topic_has_a_rate_from_todays_catalog() -> None:
+    """topic_rates.tsv is made from the catalog it names; after a catalog edit, run
+    `python -m scripts.topic_rates` (the rates are shares of real papers the rules tag)."""
+    path = Path(tagline.__file__).with_name("topic_rates.tsv")
+    header = path.read_text(encoding="utf-8").splitlines()[0]
+    catalog_file = Path(tagline.__file__).with_name("catalog.toml")
+    sha = hashlib.sha256(catalog_file.read_bytes()).hexdigest()
+    assert f"catalog sha256 {sha}" in header, "run `python -m scripts.topic_rates`"
+    rates = tagline.topic_rates()
+    assert {t.slug for t in load_catalog().topics} == set(rates)
+    assert rates["large-language-models"] > rates["agentic-search"] > 0
 
 
 def test_the_cap_can_be_chosen() -> None:
