@@ -18,6 +18,17 @@ from collections.abc import Iterable
 SECRET_BEARING = ("telegram", "httpx", "httpcore", "aiohttp", "slack_sdk", "slack_bolt")
 REDACTED = "[redacted]"
 _SHORTEST = 4  # shorter "secrets" would blank out ordinary words
+# Third-party chatter kept out of INFO logs (slack_sdk.web: "A retry handler found ..."
+# for each request it retries, a refused connection at start-up among them).
+CHATTY = (
+    "httpx",
+    "httpcore",
+    "aiosqlite",
+    "alembic.runtime.migration",
+    "apscheduler",
+    "slack_sdk.web",
+)
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class RedactSecrets(logging.Filter):
@@ -64,13 +75,12 @@ def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
     logging.basicConfig(
         level=level,
         stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=FORMAT,
     )
     root = logging.getLogger()
     redact = RedactSecrets(secrets)
     for handler in root.handlers:
         handler.addFilter(redact)
-    # Third-party chatter stays out of INFO logs.
-    for noisy in ("httpx", "httpcore", "aiosqlite", "alembic.runtime.migration", "apscheduler"):
+    for noisy in CHATTY:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     keep_secret_bearing_loggers_quiet(root.level)
