@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import ValidationError
 from rich.progress import Progress
 
-from bot.adapters.console import CONSOLE_CHAT, render_reply, run_console
+from bot.adapters.console import CONSOLE_CHAT, LOG_FILE, render_reply, run_console
 from bot.app import StartupError, build_poller, database, open_catalog, run_bot
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
@@ -38,7 +38,7 @@ from bot.ingest import (
     retag,
     store_papers,
 )
-from bot.log_secrets import configure_logging
+from bot.log_secrets import configure_logging, logging_to_file
 from bot.scheduler import ROLES
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tagging import build_tagger
@@ -91,10 +91,19 @@ async def opened(
 
 
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
-    async with opened(settings) as it:
-        await load_sample_if_empty(it.db.uow, it.catalog)
-        ctx = build_context(it.db, it.catalog, settings)
-        await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
+    interactive = sys.stdin.isatty()
+    with logging_to_file(LOG_FILE) if interactive else contextlib.nullcontext() as log_file:
+        async with opened(settings) as it:
+            await load_sample_if_empty(it.db.uow, it.catalog)
+            ctx = build_context(it.db, it.catalog, settings)
+            await run_console(
+                REGISTRY,
+                ctx,
+                sys.stdin,
+                sys.stdout,
+                interactive=interactive,
+                log_file=log_file,
+            )
     return 0
 
 
