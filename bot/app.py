@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, TextIO, cast
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.adapters.console import ConsoleMessenger, run_console
+from bot.adapters.console import LOG_FILE, ConsoleMessenger, run_console
 from bot.arxiv.client import ArxivClient
 from bot.config import Settings, StartupError
 from bot.delivery.messenger import Messenger
+from bot.log_secrets import logging_to_file
 from bot.scheduler import Jobs, build_scheduler
 from bot.services.deliver import Deliverer
 from bot.services.ingest import load_sample_if_empty
@@ -219,7 +220,8 @@ async def run_bot(
     """The bot: chat adapters, the arXiv poller and the outbox worker on one loop.
 
     Without chat tokens (and in role "all") the chat is this terminal, until end of
-    input; otherwise it runs until SIGINT/SIGTERM.
+    input; otherwise it runs until SIGINT/SIGTERM. While the chat has a terminal, the
+    log goes to `LOG_FILE`, not into its prompt.
     """
     chats = settings.telegram_enabled or settings.slack_enabled
     if role != "all" and not chats:  # a worker would deliver nowhere, a poller answer nobody
@@ -229,10 +231,12 @@ async def run_bot(
             "run` without --role to chat in this terminal"
         )
     catalog = open_catalog(settings.catalog)
+    console = role == "all" and not chats
+    interactive = console and stdin.isatty()
     async with contextlib.AsyncExitStack() as stack:
+        log_file = stack.enter_context(logging_to_file(LOG_FILE)) if interactive else None
         db = await stack.enter_async_context(database(settings))
         ctx = command_context(settings, db, catalog)
-        console = role == "all" and not chats
         adapters = build_adapters(settings, ctx)
         messengers: dict[str, Messenger] = {n: a.messenger for n, a in adapters.items()}
         if console:
@@ -263,7 +267,14 @@ async def run_bot(
         await stack.enter_async_context(running(scheduler))
         log.info("paperwatch running role=%s adapters=%s", role, ",".join(messengers) or "none")
         if console:
-            await run_console(REGISTRY, ctx, stdin, stdout, interactive=stdin.isatty())
+            await run_console(
+                REGISTRY,
+                ctx,
+                stdin,
+                stdout,
+                interactive=interactive,
+                log_file=log_file,
+            )
         else:
             await wait_for_stop()
     return 0

@@ -24,14 +24,14 @@ from pathlib import Path
 from pydantic import ValidationError
 from rich.progress import Progress
 
-from bot.adapters.console import CONSOLE_CHAT, render_reply, run_console
+from bot.adapters.console import CONSOLE_CHAT, LOG_FILE, render_reply, run_console
 from bot.app import StartupError, build_poller, database, open_catalog, run_bot
 from bot.arxiv.categories import in_categories
 from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.config import Settings
 from bot.domain import Command, Reply
-from bot.log_secrets import configure_logging
+from bot.log_secrets import configure_logging, logging_to_file
 from bot.scheduler import ROLES
 from bot.services.ingest import (
     IngestResult,
@@ -94,10 +94,19 @@ async def opened(
 
 
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
-    async with opened(settings) as it:
-        await load_sample_if_empty(it.db.uow, it.catalog)
-        ctx = build_context(it.db, it.catalog, settings)
-        await run_console(REGISTRY, ctx, sys.stdin, sys.stdout, interactive=sys.stdin.isatty())
+    interactive = sys.stdin.isatty()
+    with logging_to_file(LOG_FILE) if interactive else contextlib.nullcontext() as log_file:
+        async with opened(settings) as it:
+            await load_sample_if_empty(it.db.uow, it.catalog)
+            ctx = build_context(it.db, it.catalog, settings)
+            await run_console(
+                REGISTRY,
+                ctx,
+                sys.stdin,
+                sys.stdout,
+                interactive=interactive,
+                log_file=log_file,
+            )
     return 0
 
 

@@ -7,17 +7,36 @@ Two rules, applied by `configure_logging` (below; `bot.cli` calls it once):
   slack_sdk logs requests and the Socket Mode URL (its ticket); slack_bolt its requests;
 - every configured secret that still reaches a handler is replaced by `[redacted]`, in
   the message and in the traceback.
+
+Logs go to stderr, except while the terminal chat has the terminal (`logging_to_file`):
+there a log line would land in the middle of what the person is typing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import logging.handlers
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 SECRET_BEARING = ("telegram", "httpx", "httpcore", "aiohttp", "slack_sdk", "slack_bolt")
 REDACTED = "[redacted]"
 _SHORTEST = 4  # shorter "secrets" would blank out ordinary words
+# Third-party chatter kept out of INFO logs (slack_sdk.web: "A retry handler found ..."
+# for each request it retries, a refused connection at start-up among them).
+CHATTY = (
+    "httpx",
+    "httpcore",
+    "aiosqlite",
+    "alembic.runtime.migration",
+    "apscheduler",
+    "slack_sdk.web",
+)
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# The terminal chat's log file: kept to 1 MiB, plus the one before it (.1).
+LOG_FILE_BYTES = 1024 * 1024
 
 
 class RedactSecrets(logging.Filter):
@@ -64,13 +83,58 @@ def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
     logging.basicConfig(
         level=level,
         stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=FORMAT,
     )
     root = logging.getLogger()
     redact = RedactSecrets(secrets)
     for handler in root.handlers:
         handler.addFilter(redact)
-    # Third-party chatter stays out of INFO logs.
-    for noisy in ("httpx", "httpcore", "aiosqlite", "alembic.runtime.migration", "apscheduler"):
+    for noisy in CHATTY:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     keep_secret_bearing_loggers_quiet(root.level)
+
+
+def _to_terminal(handler: logging.Handler) -> bool:
+    return (
+        type(handler) is logging.StreamHandler  # not a FileHandler, nor pytest's capture
+        and getattr(handler, "stream", None) in (sys.stderr, sys.stdout)
+    )
+
+
+@contextlib.contextmanager
+def logging_to_file(path: Path) -> Iterator[Path | None]:
+    """While inside, log records (and Python's warnings) go to `path` instead of the
+    terminal, with the same redaction; on the way out, back to the terminal. Yields the
+    path, or None (and changes nothing) when the file cannot be opened.
+
+    For the interactive terminal chat: it owns the terminal, and a record written to
+    stderr (the same terminal) would appear in the middle of the prompt, between what
+    the person typed and the reply. A file keeps every record at the configured level
+    for later (`tail -f`), which stderr at WARNING only would not.
+    """
+    try:
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=LOG_FILE_BYTES, backupCount=1, encoding="utf-8"
+        )
+    except OSError:
+        yield None
+        return
+    root = logging.getLogger()
+    handler.setFormatter(logging.Formatter(FORMAT))
+    for redact in dict.fromkeys(
+        f for h in root.handlers for f in h.filters if isinstance(f, RedactSecrets)
+    ):
+        handler.addFilter(redact)
+    terminal = [h for h in root.handlers if _to_terminal(h)]
+    for old in terminal:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    logging.captureWarnings(True)
+    try:
+        yield path
+    finally:
+        logging.captureWarnings(False)
+        root.removeHandler(handler)
+        handler.close()
+        for old in terminal:
+            root.addHandler(old)

@@ -2,13 +2,15 @@
 
 Reads one command per line from stdin and prints the replies as plain text.
 Works interactively (with a prompt) and scripted (`printf '/follow X\\n' | paperwatch console`),
-ending at end of input.
+ending at end of input. Interactively the terminal is the chat's alone: log records go to
+`LOG_FILE` (`bot.log_secrets.logging_to_file`), named in the first line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import unicodedata
+from pathlib import Path
 from typing import TextIO
 
 from bot.domain import (
@@ -28,6 +30,8 @@ from handlers.text import parse_command
 CONSOLE_CHAT = ChatRef(Platform.CONSOLE, "1")
 MAX_AUTHORS = 3
 PROMPT = "you> "
+# Where the interactive terminal chat's log records go: next to the default database.
+LOG_FILE = Path("paperwatch.log")
 
 
 def _safe(text: str) -> str:
@@ -105,11 +109,19 @@ async def handle_line(line: str, registry: Registry, ctx: Context) -> Reply | No
 
 
 async def run_console(
-    registry: Registry, ctx: Context, stdin: TextIO, stdout: TextIO, *, interactive: bool
+    registry: Registry,
+    ctx: Context,
+    stdin: TextIO,
+    stdout: TextIO,
+    *,
+    interactive: bool,
+    log_file: Path | None = None,
 ) -> None:
-    """Serve the terminal until end of input (Ctrl-D) or /quit."""
+    """Serve the terminal until end of input (Ctrl-D) or /quit; `log_file` is named in the
+    first line (where the log records go meanwhile)."""
     if interactive:
-        stdout.write("paperwatch: type /help for commands, Ctrl-D to leave.\n")
+        logs = f"; the log goes to {log_file}" if log_file is not None else ""
+        stdout.write(f"paperwatch: type /help for commands, Ctrl-D to leave{logs}.\n")
     while True:
         if interactive:
             stdout.write(PROMPT)

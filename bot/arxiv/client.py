@@ -9,6 +9,10 @@ arXiv's terms ask robots to be gentle; this client is:
   but never more than `ARXIV_MAX_RETRY_AFTER` seconds (1 h): a server cannot stall us for years;
 - exponential backoff with jitter (tenacity) on other 5xx, resets and timeouts, and
   (`get_feed`) on a body cut short or an HTML page served in place of the feed;
+- no retry when no connection could be made at all (refused, a name that does not
+  resolve, no route): that is this machine's network or settings, which five attempts in
+  15 s will not fix. The call fails at once with one line naming the host and what to
+  check; the bot's next scheduled poll tries again;
 - the spacing holds across processes too when a `RequestStamp` is given: the time of
   the last request is kept in the database, so a restarted process waits its turn.
 
@@ -30,6 +34,7 @@ from tenacity import (
     AsyncRetrying,
     RetryCallState,
     retry_if_exception_type,
+    retry_if_not_exception_type,
     stop_after_attempt,
     wait_random_exponential,
 )
@@ -44,6 +49,7 @@ from bot.arxiv.parse import (
 )
 from bot.arxiv.spacing import RequestSpacer, RequestStamp, Sleep
 from bot.config import Settings
+from bot.network import connect_failure, unreachable
 
 __all__ = [
     "USER_AGENT",
@@ -52,6 +58,7 @@ __all__ = [
     "ArxivHTTPError",
     "ArxivTooLargeError",
     "ArxivTransientError",
+    "ArxivUnreachableError",
     "ArxivUnreadableError",
     "Fetched",
     "RequestSpacer",
@@ -77,6 +84,11 @@ class ArxivHTTPError(RuntimeError):
 
 class ArxivTransientError(ArxivHTTPError):
     """Worth retrying: a 5xx, a reset connection or a timeout."""
+
+
+class ArxivUnreachableError(ArxivTransientError):
+    """No connection could be made (refused, unresolvable name, no route). Transient, but
+    not retried within the call: the message says which host and what to check."""
 
 
 class ArxivUnreadableError(ArxivTransientError):
@@ -244,7 +256,10 @@ class ArxivClient:
         return AsyncRetrying(
             stop=stop_after_attempt(self._attempts),
             wait=self._wait,
-            retry=retry_if_exception_type(ArxivTransientError),
+            retry=(
+                retry_if_exception_type(ArxivTransientError)
+                & retry_if_not_exception_type(ArxivUnreachableError)
+            ),
             sleep=self._sleep,
             before_sleep=self._log_retry,
             reraise=True,
@@ -297,12 +312,20 @@ class ArxivClient:
         try:
             async with self._http.stream("GET", url, params=params, headers=headers) as response:
                 return await self._answer(url, response, headers)
+        except httpx.ConnectError as exc:
+            raise ArxivUnreachableError(self._unreachable(url, exc)) from exc
         except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             raise ArxivTransientError(f"{url}: {type(exc).__name__}") from exc
         except httpx.DecodingError as exc:
             raise ArxivTransientError(f"{url}: undecodable body ({type(exc).__name__})") from exc
         except httpx.HTTPError as exc:
             raise ArxivHTTPError(f"cannot reach {url}: {type(exc).__name__}") from exc
+
+    def _unreachable(self, url: str, exc: Exception) -> str:
+        """The one line for a failed connection: the host, why, and the setting to check."""
+        oai = url.startswith(self._settings.arxiv_oai_url)
+        setting = "ARXIV_OAI_URL" if oai else "ARXIV_RSS_URL"
+        return unreachable("arXiv", url, connect_failure(exc), setting)
 
     async def _answer(self, url: str, response: httpx.Response, headers: dict[str, str]) -> Fetched:
         """Turn a streamed response into a Fetched or the matching ArxivHTTPError."""

@@ -17,10 +17,12 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from slack_bolt import BoltResponse
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -33,11 +35,24 @@ from bot.adapters.slack.render import render
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
+from bot.network import connect_failure, host_of, unreachable
 from handlers.base import Context, Registry, RoleLookup
 from handlers.momentum import momentum_chart
 from handlers.overview import overview
 
 log = logging.getLogger(__name__)
+
+
+class _NoUnusedTokenNotice(logging.Filter):
+    """bolt reads SLACK_BOT_TOKEN from the environment by itself and, since its client
+    already has the token, warns at every start that the one it read is unused: true, and
+    nothing the person starting paperwatch can or should change."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+log.addFilter(_NoUnusedTokenNotice())
 
 
 class SlackAdapter:
@@ -94,24 +109,39 @@ class SlackAdapter:
         log.info("slack adapter started mode=http port=%s", self._settings.slack_http_port)
 
     async def _check_tokens(self, *, socket_mode: bool) -> None:
-        """Refused tokens stop the start with a clear line. (slack_sdk would retry a refused
-        app token every 10 s for ever, and the bot would hang before it started.)"""
+        """Refused tokens, or a Slack API that cannot be reached, stop the start with a clear
+        line. (slack_sdk would retry a refused app token every 10 s for ever, and the bot
+        would hang before it started.)"""
         try:
             await self.client.auth_test()
         except SlackApiError as exc:
             error = exc.response.get("error")
             raise StartupError(f"Slack refused SLACK_BOT_TOKEN ({error})") from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise StartupError(self._unreachable(exc)) from None
         app_token = self._settings.slack_app_token
         if not socket_mode or app_token is None:
             return
         try:
             await self.client.apps_connections_open(app_token=app_token.get_secret_value())
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise StartupError(self._unreachable(exc)) from None
         except SlackApiError as exc:
             error = exc.response.get("error")
             raise StartupError(
                 f"Slack refused SLACK_APP_TOKEN ({error}); it must be an app-level token"
                 " (xapp-...) with the connections:write scope"
             ) from None
+
+    def _unreachable(self, exc: Exception) -> str:
+        """The one line for a Slack API that cannot be reached (slack_sdk has retried once)."""
+        reason = "no answer in time" if isinstance(exc, TimeoutError) else connect_failure(exc)
+        if isinstance(exc, aiohttp.ClientProxyConnectionError) and self.client.proxy:
+            reason = f"the proxy {host_of(self.client.proxy)}: {reason}"
+        # slack_sdk reads HTTPS_PROXY (or HTTP_PROXY), not NO_PROXY.
+        return unreachable(
+            "Slack", self._settings.slack_api_url, reason, "SLACK_API_URL", proxy="HTTPS_PROXY"
+        )
 
     async def stop(self) -> None:
         if self._socket is not None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from telegram import BotCommand, CallbackQuery, Update, User
 from telegram import Chat as TgChat
 from telegram.constants import ChatMemberStatus
-from telegram.error import InvalidToken
+from telegram.error import BadRequest, InvalidToken, NetworkError, TimedOut
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -29,10 +29,11 @@ from bot.adapters.telegram.commands import to_command
 from bot.adapters.telegram.limits import MAX_IN_FLIGHT, TelegramRateLimiter
 from bot.adapters.telegram.messenger import TelegramMessenger, send
 from bot.adapters.telegram.render import popup, to_messages
-from bot.adapters.telegram.transport import AiohttpRequest
+from bot.adapters.telegram.transport import AiohttpRequest, ConnectFailed
 from bot.config import Settings, StartupError
 from bot.delivery import buttons
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
+from bot.network import unreachable
 from handlers.base import Context, Registry, RoleLookup, not_a_command
 from handlers.momentum import momentum_chart
 
@@ -51,6 +52,15 @@ async def _role_or_member(lookup: RoleLookup) -> Role:
     except Exception:
         log.warning("telegram role lookup failed; treated as a member", exc_info=True)
         return Role.MEMBER
+
+
+def _unreached(exc: NetworkError) -> str:
+    """Why the Bot API server could not be reached, in a few words."""
+    if isinstance(exc, ConnectFailed):
+        return exc.reason
+    if isinstance(exc, TimedOut):
+        return "no answer in time"
+    return exc.message
 
 
 class TelegramAdapter:
@@ -88,14 +98,31 @@ class TelegramAdapter:
         app.add_error_handler(self._on_error)
 
     async def start(self, *, receive_updates: bool = True) -> None:
-        """Connect; with `receive_updates` also take chat updates (one process should)."""
-        app = self.application
+        """Connect; with `receive_updates` also take chat updates (one process should).
+
+        A refused token or an unreachable Bot API server stops the start with one line
+        (a StartupError); the HTTP sessions opened so far are closed by `stop`."""
         try:
-            await app.initialize()  # getMe: checks the token
+            await self._start(receive_updates)
         except InvalidToken:
             raise StartupError(
                 "Telegram refused TELEGRAM_BOT_TOKEN; copy it again from @BotFather"
             ) from None
+        except BadRequest:
+            raise
+        except NetworkError as exc:
+            raise StartupError(
+                unreachable(
+                    "Telegram",
+                    self._settings.telegram_api_base_url,
+                    _unreached(exc),
+                    "TELEGRAM_API_BASE_URL",
+                )
+            ) from None
+
+    async def _start(self, receive_updates: bool) -> None:
+        app = self.application
+        await app.initialize()  # getMe: checks the token
         if not receive_updates:
             log.info("telegram adapter started mode=send-only")
             return
@@ -130,6 +157,10 @@ class TelegramAdapter:
         if app.running:
             await app.stop()
         await app.shutdown()
+        # After a failed getMe the Application counts as never initialized and its shutdown
+        # does nothing, but the bot's HTTP sessions are open: close them ("Unclosed client
+        # session" otherwise). Does nothing when they are closed already.
+        await app.bot.shutdown()
 
     # --- updates -------------------------------------------------------------------
 

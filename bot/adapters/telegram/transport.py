@@ -17,7 +17,10 @@ together with the others, since aiohttp has no timeout on writes alone.
 The bot's token is part of every Bot API URL, and some aiohttp errors quote the URL
 ("Connection timeout to host http://.../bot<token>/sendMessage"). Errors leave here as
 PTB's `TimedOut` or `NetworkError` with the URL's path masked, and without the aiohttp
-exception chained to them, so no log, traceback or outbox error shows the token.
+exception chained to them, so no log, traceback or outbox error shows the token. A
+connection that could not be made at all is a `ConnectFailed` (a `NetworkError`) whose
+`reason` keeps the few words the chain would have told ("connection refused"), for the
+one line the start-up prints (`bot.network`).
 """
 
 from __future__ import annotations
@@ -30,12 +33,29 @@ import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+from bot.network import connect_failure, host_of
+
 
 def _masked(exc: BaseException, url: str) -> str:
     """The error's text with the URL's path (which holds the token) replaced."""
     path = urlsplit(url).path
     text = f"aiohttp.{type(exc).__name__}: {exc}"
     return text.replace(path, "/…") if path.strip("/") else text
+
+
+class ConnectFailed(NetworkError):
+    """No connection to the Bot API server (or to the proxy); `reason` says why, briefly."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
+def _why(exc: aiohttp.ClientConnectorError, proxy: str | None) -> str:
+    reason = connect_failure(exc)
+    if isinstance(exc, aiohttp.ClientProxyConnectionError) and proxy:
+        return f"the proxy {host_of(proxy)}: {reason}"
+    return reason
 
 
 def _sum(*parts: float | None) -> float | None:
@@ -150,12 +170,15 @@ class AiohttpRequest(BaseRequest):
             # that text and any other value as its JSON, so both bodies mean the same.
             body = request_data.json_payload
             headers["Content-Type"] = "application/json"
+        proxy = self._proxy(url)
         try:
             async with self._session.request(
-                method, url, data=body, timeout=timeout, headers=headers, proxy=self._proxy(url)
+                method, url, data=body, timeout=timeout, headers=headers, proxy=proxy
             ) as response:
                 return response.status, await response.read()
         except TimeoutError as exc:  # aiohttp's own timeouts are TimeoutErrors too
             raise TimedOut(f"Timed out ({_masked(exc, url)})") from None
+        except aiohttp.ClientConnectorError as exc:
+            raise ConnectFailed(_masked(exc, url), _why(exc, proxy)) from None
         except aiohttp.ClientError as exc:
             raise NetworkError(_masked(exc, url)) from None
