@@ -154,7 +154,7 @@ async def cmd_backfill(args: argparse.Namespace, settings: Settings) -> int:
     first = today - timedelta(days=args.days)
     async with opened(settings, arxiv=True) as it:
         assert it.poller is not None
-        with Progress(transient=False) as progress:
+        with Progress(transient=True) as progress:  # the summary line below replaces it
             task = progress.add_task("backfill", total=args.days + 1)
 
             def on_day(day: date, result: IngestResult) -> None:
@@ -374,6 +374,17 @@ def _days(text: str) -> int:
     return value
 
 
+#: Commands that keep running, whose log is their running commentary; the others answer
+#: with their own output, so their log shows only warnings unless a level is set.
+LONG_RUNNING = ("run", "console")
+
+
+def _log_level(command: str, settings: Settings) -> str:
+    if command in LONG_RUNNING or "log_level" in settings.model_fields_set:
+        return settings.log_level
+    return "WARNING"
+
+
 def _plain(message: str) -> str:
     """A validator's message without pydantic's "Value error, " in front, ending in a stop."""
     message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
@@ -389,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
             where = ".".join(str(p) for p in error["loc"]) or "settings"
             print(f"paperwatch: bad setting {where}: {_plain(error['msg'])}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, settings.secret_values())
+    configure_logging(_log_level(args.command, settings), settings.secret_values())
     try:
         return asyncio.run(args.handler(args, settings))
     except (StartupError, DatabaseConfigError) as exc:

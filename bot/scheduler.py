@@ -73,10 +73,13 @@ async def poll_job(poller: Poller) -> PollOutcome | None:
     except (ArxivHTTPError, FeedError) as exc:
         log.warning("arxiv catch-up failed, retried at the next poll: %s", exc)
     try:
-        return await poller.poll_daily()
+        outcome = await poller.poll_daily()
     except Exception:
         log.exception("arxiv poll crashed; retried at the next poll")
         return None
+    if outcome.status == "failed":
+        log.warning("arxiv poll failed source=%s error=%s", outcome.source, outcome.error)
+    return outcome
 
 
 def _stops_quietly(job: Callable[[Jobs], Awaitable[None]]) -> Callable[[Jobs], Awaitable[None]]:

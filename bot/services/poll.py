@@ -158,7 +158,8 @@ class Poller:
         return result
 
     async def _failed(self, state: PollState, error: str) -> PollOutcome:
-        log.warning("arxiv poll failed source=%s error=%s", state.source, error)
+        """Recorded on the source (shown by /status); reported by the caller, which knows
+        how: the scheduled job logs it, `paperwatch ingest` prints it as its one line."""
         await self._attempted(state, error)
         return PollOutcome(state.source, "failed", state.last_announced, error=error)
 
@@ -210,7 +211,6 @@ class Poller:
             raise
 
     async def _harvest_failed(self, day: date, error: Exception) -> None:
-        log.warning("arxiv harvest failed source=%s day=%s error=%s", self.oai_source, day, error)
         await self._attempted(await self._state(self.oai_source), f"{day}: {error}"[:300])
 
     async def catch_up(self) -> IngestResult | None:

@@ -132,3 +132,24 @@ def test_paperwatch_catalog_is_used_and_checked_at_start(
     err = capsys.readouterr().err
     assert err.startswith("paperwatch: the topic catalog is broken:") and "Bananas in ML" in err
     assert not Path("paperwatch.db").exists()  # refused before the database was opened
+
+
+def test_offline_ingest_at_the_default_log_level_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No duplicate: the poll records its failure and the command reports it, once; a
+    one-shot command logs only warnings unless PAPERWATCH_LOG_LEVEL is set."""
+    import socket
+
+    with socket.socket() as closed:  # bound, never listening: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        monkeypatch.delenv("PAPERWATCH_LOG_LEVEL")
+        monkeypatch.setenv("ARXIV_RSS_URL", f"http://127.0.0.1:{port}/rss/")
+        monkeypatch.setenv("ARXIV_MIN_REQUEST_INTERVAL", "0")
+        assert main(["ingest"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith("paperwatch: arXiv poll failed: cannot reach arXiv at 127.0.0.1")
+    assert line.endswith("ARXIV_RSS_URL")
