@@ -348,15 +348,6 @@ class Process:
     seen_at: datetime
 
 
-def paper_affiliations(paper: Paper, limit: int = 3) -> tuple[str, ...]:
-    """The first distinct affiliations of a paper's authors, in author order."""
-    seen: dict[str, None] = {}
-    for author in paper.authors:
-        for affiliation in author.affiliations:
-            seen.setdefault(affiliation, None)
-    return tuple(seen)[:limit]
-
-
 _SLUG_JUNK = re.compile(r"[^a-z0-9]+")
 
 

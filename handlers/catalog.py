@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from bot.domain import Action, Button, Command, Reply, split_arxiv_id
+from bot.topics.card import paper_item, tag_name
 from bot.topics.resolve import resolve_topic, search
 from handlers.base import CommandSpec, Context
-from handlers.subscriptions import paper_item, subscription_tag, tag_name, unknown_topic
+from handlers.subscriptions import subscription_tag, unknown_topic
 
 TOPICS_SHOWN = 12
 
@@ -58,7 +59,7 @@ async def topic(cmd: Command, ctx: Context) -> Reply:
         lines.append("Recent papers:")
     return Reply(
         lines=tuple(lines),
-        papers=tuple(paper_item(p, ctx, {found.slug}) for p in papers),
+        papers=tuple(paper_item(ctx.catalog, p, {found.slug}) for p in papers),
         buttons=(
             (
                 Button(f"Follow {found.name}", Action.FOLLOW, found.slug),
@@ -88,7 +89,7 @@ async def why(cmd: Command, ctx: Context) -> Reply:
     if not visible:
         return Reply(
             lines=("No topic in the catalog matches this paper.",),
-            papers=(paper_item(paper, ctx, own, subs),),
+            papers=(paper_item(ctx.catalog, paper, own, subs),),
         )
     lines = [f"Why {arxiv_id} has its topics:"]
     for tag, words in visible:
@@ -96,8 +97,8 @@ async def why(cmd: Command, ctx: Context) -> Reply:
             ", ".join(words) if words and words != ("curated",) else "tagged by the curated index"
         )
         marker = " ★" if tag in own else ""
-        lines.append(f"• {tag_name(ctx, tag, subs)}{marker}: {reason}")
-    return Reply(lines=tuple(lines), papers=(paper_item(paper, ctx, own, subs),))
+        lines.append(f"• {tag_name(ctx.catalog, tag, subs)}{marker}: {reason}")
+    return Reply(lines=tuple(lines), papers=(paper_item(ctx.catalog, paper, own, subs),))
 
 
 TOPICS = CommandSpec("topics", topics, "search the topic catalog", "/topics [words]")

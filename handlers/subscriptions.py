@@ -18,18 +18,17 @@ from bot.domain import (
     Button,
     Command,
     Paper,
-    PaperItem,
     Reply,
     Subscription,
     SubscriptionKind,
     Topic,
 )
 from bot.ports import UnitOfWork
+from bot.topics.card import paper_item
 from bot.topics.query import Query, QueryError, canonical, parse_query
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tag_rules import query_key
 from bot.topics.tagger import Tagger
-from bot.topics.tagline import tag_line
 from handlers.base import (
     CommandSpec,
     Context,
@@ -100,14 +99,6 @@ def unknown_topic(
     lines.append(("Nothing was changed. " if changing else "") + "/topics lists the catalog.")
     buttons = tuple((Button(t.name, Action.FOLLOW, t.slug),) for t in suggestions)
     return Reply(lines=tuple(lines), is_error=True, buttons=buttons)
-
-
-def tag_name(ctx: Context, tag: str, subs: Sequence[Subscription] = ()) -> str:
-    """What a person calls a tag: the topic's name, or the query they typed."""
-    topic = ctx.catalog.by_slug(tag)
-    if topic is not None:
-        return topic.name
-    return next((sub.label for sub in subs if sub.tag == tag), tag)
 
 
 def subscription_tag(sub: Subscription) -> str:
@@ -294,21 +285,8 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
             )
         return Reply.text("No papers on that yet. New ones will be sent to you as they appear.")
     followed = {subscription_tag(s) for s in subs}
-    return Reply(lines=(heading,), papers=tuple(paper_item(p, ctx, followed, subs) for p in papers))
-
-
-def paper_item(
-    paper: Paper, ctx: Context, followed: set[str], subs: Sequence[Subscription] = ()
-) -> PaperItem:
-    """A paper with the tags this chat may see, shortened as alerts are (followed first, then
-    the most specific others: `bot.topics.tagline`); /why lists them all."""
-    order = dict.fromkeys([*(s.tag for s in subs if s.tag in followed), *sorted(followed)])
-    line = tag_line(ctx.catalog, paper.tags, list(order))
-    return PaperItem(
-        paper=paper,
-        tags=tuple(tag_name(ctx, t, subs) for t in line.shown),
-        followed_tags=tuple(tag_name(ctx, t, subs) for t in line.followed),
-        more_tags=line.hidden,
+    return Reply(
+        lines=(heading,), papers=tuple(paper_item(ctx.catalog, p, followed, subs) for p in papers)
     )
 
 

@@ -13,22 +13,12 @@ import unicodedata
 from pathlib import Path
 from typing import TextIO
 
-from bot.domain import (
-    Chat,
-    ChatKind,
-    ChatRef,
-    Command,
-    PaperItem,
-    Platform,
-    Reply,
-    Role,
-    paper_affiliations,
-)
+from bot.domain import Chat, ChatKind, ChatRef, Command, PaperItem, Platform, Reply, Role
+from bot.topics.card import Affiliations, Byline, Field, Links, Summary, Tags, Title, card
 from handlers.base import Context, Registry, not_a_command
 from handlers.text import parse_command
 
 CONSOLE_CHAT = ChatRef(Platform.CONSOLE, "1")
-MAX_AUTHORS = 3
 PROMPT = "you> "
 # Where the interactive terminal chat's log records go: next to the default database.
 LOG_FILE = Path("paperwatch.log")
@@ -41,36 +31,23 @@ def _safe(text: str) -> str:
     )
 
 
+def _line(field: Field) -> str:
+    match field:
+        case Title(text):
+            return f"• {text}"
+        case Tags(tags):
+            names = ", ".join(f"{t.name} ★" if t.followed else t.name for t in tags)
+            return f"  tags: {names}{field.suffix}"
+        case Summary(text):
+            return f"  TL;DR: {text}"
+        case Links(abs_url, pdf_url):  # no links in a terminal: the addresses themselves
+            return f"  {abs_url}" + (f"  PDF {pdf_url}" if pdf_url else "")
+        case Byline(text) | Affiliations(text):
+            return f"  {text}"
+
+
 def render_paper(item: PaperItem) -> str:
-    paper = item.paper
-    names = paper.author_names
-    authors = ", ".join(names[:MAX_AUTHORS])
-    if len(names) > MAX_AUTHORS:
-        authors += f" +{len(names) - MAX_AUTHORS}"
-    meta = " · ".join(
-        part
-        for part in (
-            authors,
-            paper.primary_category or "",
-            paper.announced.isoformat() if paper.announced else "",
-        )
-        if part
-    )
-    lines = [f"• {paper.title}"]
-    if meta:
-        lines.append(f"  {meta}")
-    affiliations = paper_affiliations(paper)
-    if affiliations:
-        lines.append("  " + " · ".join(affiliations))
-    if item.tags:
-        marked = [f"{t} ★" if t in item.followed_tags else t for t in item.tags]
-        more = f" +{item.more_tags}" if item.more_tags else ""
-        lines.append("  tags: " + ", ".join(marked) + more)
-    if item.tldr:
-        lines.append(f"  TL;DR: {item.tldr}")
-    links = [paper.abs_url] + ([f"PDF {paper.pdf_url}"] if paper.pdf_url and item.tldr else [])
-    lines.append("  " + "  ".join(links))
-    return "\n".join(lines)
+    return "\n".join(_line(field) for field in card(item).fields)
 
 
 def render_reply(reply: Reply) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.delivery.tldr import tldr
 from bot.domain import (
     Action,
     Button,
@@ -20,6 +19,7 @@ from bot.domain import (
     Subscription,
     SubscriptionKind,
 )
+from bot.topics.card import paper_item, tag_name
 from bot.topics.catalog import Catalog
 from bot.topics.tagline import TagLine, tag_line
 
@@ -49,29 +49,15 @@ class Audience:
         )
 
 
-def _name(catalog: Catalog, tag: str, subs: Sequence[Subscription]) -> str:
-    topic = catalog.by_slug(tag)
-    if topic is not None:
-        return topic.name
-    return next((s.label for s in subs if s.tag == tag), tag)
-
-
 def shown_tags(catalog: Catalog, paper: Paper, audience: Audience) -> TagLine:
     """The tags an alert or digest shows for `paper`: the followed topics that brought it
     (after mutes) first, then its most specific other topics (`bot.topics.tagline`)."""
     return tag_line(catalog, paper.tags, [s.tag for s in audience.reasons(paper)])
 
 
-def paper_item(catalog: Catalog, paper: Paper, audience: Audience, *, summary: bool) -> PaperItem:
-    line = shown_tags(catalog, paper, audience)
-    subs = audience.subscriptions
-    return PaperItem(
-        paper=paper,
-        tags=tuple(_name(catalog, t, subs) for t in line.shown),
-        followed_tags=tuple(_name(catalog, t, subs) for t in line.followed),
-        more_tags=line.hidden,
-        tldr=tldr(paper.abstract) if summary else "",
-    )
+def _item(catalog: Catalog, paper: Paper, audience: Audience, *, summary: bool) -> PaperItem:
+    followed = {s.tag for s in audience.reasons(paper)}
+    return paper_item(catalog, paper, followed, audience.subscriptions, summary=summary)
 
 
 def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
@@ -84,7 +70,7 @@ def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
     others = shown_tags(catalog, paper, audience).others
     buttons: list[tuple[Button, ...]] = [
         tuple(
-            Button(f"Mute {_name(catalog, t, audience.subscriptions)}", Action.MUTE, t)
+            Button(f"Mute {tag_name(catalog, t, audience.subscriptions)}", Action.MUTE, t)
             for t in others[:MUTE_BUTTONS]
         ),
         (
@@ -96,7 +82,7 @@ def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
         buttons.append((Button(f"Unfollow {first.label}", Action.UNFOLLOW, first.tag),))
     return Reply(
         lines=(f"New on {labels}:",),
-        papers=(paper_item(catalog, paper, audience, summary=True),),
+        papers=(_item(catalog, paper, audience, summary=True),),
         buttons=tuple(row for row in buttons if row),
     )
 
@@ -132,7 +118,7 @@ def digest(
         sections.append(
             Section(
                 heading=f"{sub.label} ({len(found)} new)",
-                papers=tuple(paper_item(catalog, p, audience, summary=False) for p in shown),
+                papers=tuple(_item(catalog, p, audience, summary=False) for p in shown),
                 footer=f"+{more} more: /latest {sub.label}" if more else None,
                 note=(momentum or {}).get(sub.tag),
             )

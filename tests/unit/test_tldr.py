@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.delivery.tldr import MAX_CHARS, tldr
+from bot.topics.tldr import MAX_CHARS, tldr
 
 ABSTRACT = (
     "Large language model agents struggle with long-horizon tasks. Prior work relies on"

@@ -11,16 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bot.domain import Button, PaperItem, Reply, paper_affiliations
-from bot.topics.tagline import MAX_TAGS  # a guard: content.py shortened the line
+from bot.domain import Button, PaperItem, Reply
+from bot.topics.card import Affiliations, Byline, Field, Links, Summary, Tags, Title, card, shorten
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
 MAX_HEADER = 150
 MAX_BUTTON = 75
 MAX_MESSAGE_CHARS = 12_000
-MAX_TITLE = 300
-MAX_AUTHORS = 3
 
 Block = dict[str, Any]
 
@@ -29,16 +27,12 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _link(url: str, label: str) -> str:
     return f"<{escape(url)}|{escape(label).replace('|', '¦')}>"
 
 
 def _section(mrkdwn: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": _shorten(mrkdwn, MAX_SECTION)}}
+    return {"type": "section", "text": {"type": "mrkdwn", "text": shorten(mrkdwn, MAX_SECTION)}}
 
 
 def _escaped_within(text: str, limit: int) -> str:
@@ -59,11 +53,15 @@ def _escaped_within(text: str, limit: int) -> str:
 def paragraphs(lines: tuple[str, ...]) -> list[Block]:
     """The reply's lines as sections of at most MAX_SECTION characters, split between
     lines, so that a long reply (a /list of 100 queries) is split, never cut off."""
+    return _pack([_escaped_within(line, MAX_SECTION) for line in lines])
+
+
+def _pack(lines: list[str]) -> list[Block]:
+    """Lines of mrkdwn as few sections as fit MAX_SECTION, split between lines."""
     sections: list[Block] = []
     current: list[str] = []
     size = 0
-    for line in lines:
-        text = _escaped_within(line, MAX_SECTION)
+    for text in lines:
         if current and size + 1 + len(text) > MAX_SECTION:
             sections.append(_section("\n".join(current)))
             current, size = [], 0
@@ -74,40 +72,36 @@ def paragraphs(lines: tuple[str, ...]) -> list[Block]:
     return [s for s in sections if s["text"]["text"].strip()]  # Slack refuses empty text
 
 
-def paper_block(item: PaperItem) -> Block:
-    paper = item.paper
-    title = _shorten(paper.title or paper.arxiv_id, MAX_TITLE)
-    lines = [f"*{_link(paper.abs_url, title)}*"]
-    names = paper.author_names
-    authors = ", ".join(_shorten(n, 80) for n in names[:MAX_AUTHORS])
-    if len(names) > MAX_AUTHORS:
-        authors += f" +{len(names) - MAX_AUTHORS}"
-    meta = [m for m in (authors, paper.primary_category or "", str(paper.announced or "")) if m]
-    if meta:
-        lines.append(escape(" · ".join(meta)))
-    affiliations = paper_affiliations(paper)
-    if affiliations:
-        lines.append("_" + escape(" · ".join(_shorten(a, 80) for a in affiliations)) + "_")
-    if item.tags:
-        tags = [
-            f"*{escape(_shorten(t, 60))}*" if t in item.followed_tags else escape(_shorten(t, 60))
-            for t in item.tags[:MAX_TAGS]
-        ]
-        hidden = item.more_tags + len(item.tags) - len(tags)
-        more = f" +{hidden}" if hidden else ""
-        lines.append(":label: " + ", ".join(tags) + more)
-    if item.tldr:
-        lines.append("TL;DR: " + escape(_shorten(item.tldr, 600)))
-        if paper.pdf_url:
-            lines.append(f"{_link(paper.abs_url, 'abs')} · {_link(paper.pdf_url, 'PDF')}")
-    return _section("\n".join(lines))
+def _line(field: Field) -> str | None:
+    match field:
+        case Title(text, url):
+            return f"*{_link(url, text)}*"
+        case Byline(text):
+            return escape(text)
+        case Affiliations(text):
+            return f"_{escape(text)}_"
+        case Tags(tags):
+            names = ", ".join(f"*{escape(t.name)}*" if t.followed else escape(t.name) for t in tags)
+            return f":label: {names}{field.suffix}"
+        case Summary(text):
+            return f"TL;DR: {escape(text)}"
+        case Links(abs_url, pdf_url) if pdf_url:  # the title already links the abstract
+            return f"{_link(abs_url, 'abs')} · {_link(pdf_url, 'PDF')}"
+    return None
+
+
+def paper_blocks(item: PaperItem) -> list[Block]:
+    """A paper's card as one section, or as more than one when escaping made it longer than a
+    section (`&` becomes `&amp;`): split between fields, never inside an entity. Within the
+    card's limits every field fits a section on its own, however it escapes."""
+    return _pack([line for field in card(item).fields if (line := _line(field))])
 
 
 def button_block(row: tuple[Button, ...], values: list[str | None], row_index: int) -> Block | None:
     elements = [
         {
             "type": "button",
-            "text": {"type": "plain_text", "text": _shorten(button.text, MAX_BUTTON)},
+            "text": {"type": "plain_text", "text": shorten(button.text, MAX_BUTTON)},
             "action_id": f"pw_{button.action.value}_{row_index}_{i}",
             "value": value,
         }
@@ -127,13 +121,13 @@ def _size(block: Block) -> int:
 def blocks(reply: Reply) -> list[Block]:
     parts: list[Block] = []
     parts += paragraphs(reply.lines)
-    parts += [paper_block(item) for item in reply.papers]
+    parts += [b for item in reply.papers for b in paper_blocks(item)]
     for section in reply.sections:
-        header = _shorten(section.heading, MAX_HEADER)
+        header = shorten(section.heading, MAX_HEADER)
         parts.append({"type": "header", "text": {"type": "plain_text", "text": header}})
         if section.note:
             parts.append(_section(escape(section.note)))
-        parts += [paper_block(item) for item in section.papers]
+        parts += [b for item in section.papers for b in paper_blocks(item)]
         if section.footer:
             parts.append(_section(escape(section.footer)))
     if reply.footer:
@@ -146,7 +140,7 @@ def fallback_text(reply: Reply) -> str:
     first = reply.lines[0] if reply.lines else (reply.sections[0].heading if reply.sections else "")
     if not first and reply.papers:
         first = reply.papers[0].paper.title
-    return escape(_shorten(first or "paperwatch", 300))
+    return escape(shorten(first or "paperwatch", 300))
 
 
 def render(

@@ -16,13 +16,11 @@ from html import escape
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.delivery import buttons
-from bot.domain import Button, PaperItem, Reply, paper_affiliations
-from bot.topics.tagline import MAX_TAGS  # a guard: content.py shortened the line
+from bot.domain import Button, PaperItem, Reply
+from bot.topics.card import Affiliations, Byline, Field, Links, Summary, Tags, Title, card, shorten
 
 MAX_CHARS = 4096
-MAX_TITLE = 300
 MAX_LINE = 3500
-MAX_AUTHORS = 3
 POPUP_CHARS = 200  # answerCallbackQuery's text limit
 
 
@@ -38,52 +36,41 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _text(text: str, limit: int = MAX_LINE) -> Block:
-    plain = _shorten(text, limit)
+    plain = shorten(text, limit)
     return Block(escape(plain), utf16_len(plain))
+
+
+def _link(url: str, label: str) -> str:
+    return f'<a href="{escape(url)}">{escape(label)}</a>'
+
+
+def _line(field: Field) -> tuple[str, str] | None:
+    """A card field as (HTML, the text Telegram shows of it); None for nothing to show."""
+    match field:
+        case Title(text, url):
+            return f"<b>{_link(url, text)}</b>", text
+        case Byline(text):
+            return escape(text), text
+        case Affiliations(text):
+            return f"<i>{escape(text)}</i>", text
+        case Tags(tags):
+            html = ", ".join(
+                f"<b>{escape(t.name)}</b>" if t.followed else escape(t.name) for t in tags
+            )
+            shown = ", ".join(t.name for t in tags)
+            return f"🏷 {html}{field.suffix}", f"🏷 {shown}{field.suffix}"
+        case Summary(text):
+            return f"TL;DR: {escape(text)}", f"TL;DR: {text}"
+        case Links(abs_url, pdf_url) if pdf_url:  # the title already links the abstract
+            return f"{_link(abs_url, 'abs')} · {_link(pdf_url, 'PDF')}", "abs · PDF"
+    return None
 
 
 @lru_cache(maxsize=1024)  # one paper, shown the same way to every chat that gets it
 def _paper(item: PaperItem) -> Block:
-    paper = item.paper
-    title = _shorten(paper.title or paper.arxiv_id, MAX_TITLE)
-    names = paper.author_names
-    authors = ", ".join(_shorten(n, 80) for n in names[:MAX_AUTHORS])
-    if len(names) > MAX_AUTHORS:
-        authors += f" +{len(names) - MAX_AUTHORS}"
-    meta = [m for m in (authors, paper.primary_category or "", str(paper.announced or "")) if m]
-    html = [f'<b><a href="{escape(paper.abs_url)}">{escape(title)}</a></b>']
-    visible = [title]
-    if meta:
-        html.append(escape(" · ".join(meta)))
-        visible.append(" · ".join(meta))
-    affiliations = " · ".join(_shorten(a, 80) for a in paper_affiliations(paper))
-    if affiliations:
-        html.append(f"<i>{escape(affiliations)}</i>")
-        visible.append(affiliations)
-    if item.tags:
-        names = item.tags[:MAX_TAGS]
-        shown = [_shorten(t, 60) for t in names]
-        hidden = item.more_tags + len(item.tags) - len(names)
-        more = f" +{hidden}" if hidden else ""
-        tags = ", ".join(
-            f"<b>{escape(short)}</b>" if name in item.followed_tags else escape(short)
-            for name, short in zip(names, shown, strict=True)
-        )
-        html.append(f"🏷 {tags}{more}")
-        visible.append("🏷 " + ", ".join(shown) + more)
-    if item.tldr:
-        summary = _shorten(item.tldr, 600)
-        html.append(f"TL;DR: {escape(summary)}")
-        visible.append(f"TL;DR: {summary}")
-        if paper.pdf_url:
-            abs_link = f'<a href="{escape(paper.abs_url)}">abs</a>'
-            html.append(f'{abs_link} · <a href="{escape(paper.pdf_url)}">PDF</a>')
-            visible.append("abs · PDF")
+    lines = [line for field in card(item).fields if (line := _line(field))]
+    html, visible = zip(*lines, strict=True)
     return Block("\n".join(html), utf16_len("\n".join(visible)))
 
 
@@ -91,7 +78,7 @@ def blocks(reply: Reply) -> list[Block]:
     parts = [_text(line) for line in reply.lines]
     parts += [_paper(item) for item in reply.papers]
     for section in reply.sections:
-        heading = _shorten(section.heading, 200)
+        heading = shorten(section.heading, 200)
         parts.append(Block(f"<b>{escape(heading)}</b>", utf16_len(heading)))
         if section.note:
             parts.append(_text(section.note))
@@ -157,5 +144,4 @@ def to_messages(reply: Reply, chat_id: str, key: bytes) -> list[TelegramMessage]
 def popup(reply: Reply) -> str:
     """A reply as the plain text of a callback answer's alert (at most 200 characters)."""
     parts = [*reply.lines, *(f"• {item.paper.title}" for item in reply.papers)]
-    text = "\n".join(parts)
-    return text if len(text) <= POPUP_CHARS else text[: POPUP_CHARS - 1].rstrip() + "…"
+    return shorten("\n".join(parts), POPUP_CHARS)

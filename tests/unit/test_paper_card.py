@@ -1,0 +1,173 @@
+"""One paper card (`bot.topics.card`), three renderers: the same fields in the same order on
+Telegram, Slack and the terminal, every limit set in one place, hostile text cut before it is
+escaped."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import replace
+from datetime import date
+
+import pytest
+
+from bot.adapters import console
+from bot.adapters.slack import render as slack_render
+from bot.adapters.telegram import render as telegram_render
+from bot.domain import Author, Paper, PaperItem, Reply
+from bot.topics import card as card_module
+from bot.topics.card import (
+    LIMITS,
+    Affiliations,
+    Byline,
+    Links,
+    Summary,
+    Tags,
+    Title,
+    card,
+)
+from tests.fakes.slack_blocks import check_blocks
+from tests.fakes.telegram_html import check_telegram_html, parse_telegram_html, utf16_len
+
+# Hostile but unambiguous in every markup: no "*", "_" or "|", which Slack's mrkdwn reads.
+TITLE = "Agents <script> & $\\mathcal{O}(n^2)$ $<$ bounds: عربي עברית 🚀"
+TLDR = "We propose <b>x</b> & y. It improves results by 12% over $\\alpha$."
+FOLLOWED = "RL for LLM Agents"
+
+
+def paper(arxiv_id: str = "2610.00001", title: str = TITLE, **changes: object) -> Paper:
+    authors = (
+        Author("Ada Lovelace", ("Analytical Engines Ltd",)),
+        Author("عربي مؤلف", ("Université <Paris> & Co", "Analytical Engines Ltd")),
+        Author("Alan Turing"),
+        Author("Grace Hopper"),
+    )
+    fields = {"authors": authors, "categories": ("cs.LG", "cs.AI"), "announced": date(2026, 10, 1)}
+    return Paper(arxiv_id, title, **{**fields, **changes})
+
+
+def item(arxiv_id: str = "2610.00001", **changes: object) -> PaperItem:
+    tags = (FOLLOWED, "Web Agents <x> & co", "Tool Use")
+    return PaperItem(paper(arxiv_id, **changes), tags, (FOLLOWED,), more_tags=2, tldr=TLDR)
+
+
+def telegram_lines(shown: PaperItem) -> list[str]:
+    (message,) = telegram_render.render(Reply(papers=(shown,)))
+    assert check_telegram_html(message) is None
+    return parse_telegram_html(message).text.splitlines()
+
+
+def slack_lines(shown: PaperItem) -> list[str]:
+    (message,) = slack_render.render(Reply(papers=(shown,)))
+    assert check_blocks(message["blocks"]) == []
+    text = "\n".join(b["text"]["text"] for b in message["blocks"])
+    text = re.sub(r"<[^<>|]*\|([^<>]*)>", r"\1", text)  # a link shows its label
+    text = text.replace("*", "").replace("_", "").replace(":label: ", "🏷 ")
+    return html.unescape(text).splitlines()
+
+
+def console_lines(shown: PaperItem) -> list[str]:
+    lines = console.render_paper(shown).splitlines()
+    lines = [line.removeprefix("• ").removeprefix("  ") for line in lines]
+    return [line.replace("tags: ", "🏷 ").replace(" ★", "") for line in lines]
+
+
+def test_the_card_holds_its_fields_in_order() -> None:
+    fields = card(item()).fields
+    assert [type(f) for f in fields] == [Title, Byline, Affiliations, Tags, Summary, Links]
+    title, byline, affiliations, tags, summary, links = fields
+    assert title == Title(TITLE, "https://arxiv.org/abs/2610.00001")
+    assert byline == Byline("Ada Lovelace, عربي مؤلف, Alan Turing +1 · cs.LG · 2026-10-01")
+    assert affiliations == Affiliations("Analytical Engines Ltd · Université <Paris> & Co")
+    assert [(t.name, t.followed) for t in tags.tags] == [
+        (FOLLOWED, True),
+        ("Web Agents <x> & co", False),
+        ("Tool Use", False),
+    ]
+    assert tags.more == 2 and summary == Summary(TLDR)
+    assert links == Links("https://arxiv.org/abs/2610.00001", "https://arxiv.org/pdf/2610.00001v1")
+
+
+def test_a_compact_item_leaves_out_what_it_lacks() -> None:
+    bare = PaperItem(Paper("2610.00002", ""))
+    assert card(bare).fields == (
+        Title("2610.00002", "https://arxiv.org/abs/2610.00002"),
+        Links("https://arxiv.org/abs/2610.00002", None),  # no TL;DR: no PDF offered
+    )
+
+
+def test_the_three_renderers_show_the_same_fields_in_the_same_order() -> None:
+    shown = item()
+    expected = [
+        TITLE,
+        "Ada Lovelace, عربي مؤلف, Alan Turing +1 · cs.LG · 2026-10-01",
+        "Analytical Engines Ltd · Université <Paris> & Co",
+        f"🏷 {FOLLOWED}, Web Agents <x> & co, Tool Use +2",
+        f"TL;DR: {TLDR}",
+    ]
+    telegram, slack, terminal = telegram_lines(shown), slack_lines(shown), console_lines(shown)
+    assert telegram[:-1] == slack[:-1] == terminal[:-1] == expected
+    # The links come last: Telegram and Slack link the title, so their line offers the PDF.
+    assert telegram[-1] == slack[-1] == "abs · PDF"
+    assert (
+        terminal[-1] == "https://arxiv.org/abs/2610.00001  PDF https://arxiv.org/pdf/2610.00001v1"
+    )
+
+
+def test_the_three_renderers_mark_the_same_followed_tags() -> None:
+    shown = item()
+    (message,) = telegram_render.render(Reply(papers=(shown,)))
+    (slack,) = slack_render.render(Reply(papers=(shown,)))
+    assert f"🏷 <b>{FOLLOWED}</b>, Web Agents &lt;x&gt; &amp; co, Tool Use +2" in message
+    assert f":label: *{FOLLOWED}*, Web Agents &lt;x&gt; &amp; co, Tool Use +2" in str(slack)
+    assert f"  tags: {FOLLOWED} ★, Web Agents <x> & co, Tool Use +2" in console.render_paper(shown)
+
+
+def test_a_limit_changed_in_one_place_changes_every_platform(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    limits = replace(LIMITS, title=20, authors=1, tags=2, tag=8, tldr=30)
+    monkeypatch.setattr(card_module, "LIMITS", limits)
+    shown = item("2610.00003")  # not one the Telegram renderer has cached
+    expected = [
+        "Agents <script> & $…",
+        "Ada Lovelace +3 · cs.LG · 2026-10-01",
+        "Analytical Engines Ltd · Université <Paris> & Co",
+        "🏷 RL for…, Web Age… +3",
+        "TL;DR: We propose <b>x</b> & y. It i…",
+    ]
+    for lines in (telegram_lines(shown), slack_lines(shown), console_lines(shown)):
+        assert lines[:-1] == expected
+    assert len(expected[0]) == limits.title and len(expected[-1]) == len("TL;DR: ") + limits.tldr
+
+
+def test_hostile_text_is_cut_before_it_is_escaped() -> None:
+    huge = "&<" * 2500  # 5,000 characters, each escaped to four or five
+    many = tuple(Author(huge, (f"{huge}{n}",)) for n in range(10))
+    hostile = PaperItem(
+        paper("2610.00004", title=huge, authors=many, categories=(huge,)),
+        tags=tuple(f"{huge}{n}" for n in range(12)),
+        followed_tags=(f"{huge}0",),
+        tldr=huge,
+    )
+    fields = card(hostile).fields
+    assert len(fields[0].text) == LIMITS.title
+    for message in telegram_render.render(Reply(papers=(hostile,))):
+        assert check_telegram_html(message) is None  # whole entities, within 4,096
+    (message,) = telegram_render.render(Reply(papers=(hostile,)))  # still one message
+    assert utf16_len(parse_telegram_html(message).text) < 2500
+    (slack,) = slack_render.render(Reply(papers=(hostile,)))
+    assert check_blocks(slack["blocks"]) == []  # whole entities, each section within 3,000
+    texts = [b["text"]["text"] for b in slack["blocks"]]
+    assert len(texts) > 1 and not any(t.endswith("&…") or t.endswith("&amp…") for t in texts)
+    assert len(console.render_paper(hostile).splitlines()[0]) == len("• ") + LIMITS.title
+
+
+def test_invisible_and_right_to_left_characters_reach_chats_but_not_the_terminal() -> None:
+    marks = "zero\u200bwidth \u200fRTL\u200e mark"
+    shown = PaperItem(paper("2610.00005", title=marks))
+    (message,) = telegram_render.render(Reply(papers=(shown,)))
+    (slack,) = slack_render.render(Reply(papers=(shown,)))
+    assert marks in message and marks in slack["blocks"][0]["text"]["text"]
+    terminal = console.render_reply(Reply(papers=(shown,)))
+    assert "zero width  RTL  mark" in terminal  # a terminal gets no invisible controls
