@@ -78,13 +78,13 @@ from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
 from handlers.base import Context  # noqa: E402
 from handlers.commands import REGISTRY  # noqa: E402
 from storage.database import Database  # noqa: E402
-from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram  # noqa: E402
 from tests.postgres import (  # noqa: E402
     PG_URL,
     create_database,
     drop_database,
     registered_processes,
 )
+from tests.support.telegram_server import FakeTelegram, serve_fake_telegram  # noqa: E402
 
 TOKEN = "123456:BENCH-token"
 GLOBAL_PER_S = 30.0
