@@ -78,7 +78,7 @@ from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
 from handlers.base import Context  # noqa: E402
 from handlers.commands import REGISTRY  # noqa: E402
 from storage.database import Database  # noqa: E402
-from tests.postgres import (  # noqa: E402
+from tests.support.postgres import (  # noqa: E402
     PG_URL,
     create_database,
     drop_database,

@@ -54,7 +54,7 @@ from sqlalchemy.ext.asyncio import AsyncSession  # noqa: E402
 from bot.delivery.worker import Deliverer  # noqa: E402
 from bot.topics.catalog import load_catalog  # noqa: E402
 from storage.database import Database  # noqa: E402
-from tests.postgres import create_database, drop_database  # noqa: E402
+from tests.support.postgres import create_database, drop_database  # noqa: E402
 
 GOALS_S = {"sqlite": 30.0, "postgres": 15.0}
 GOAL_RSS_MB = 300.0

@@ -36,7 +36,7 @@ from bot.topics.catalog import load_catalog  # noqa: E402
 from bot.topics.momentum import is_spike  # noqa: E402
 from storage.database import Database  # noqa: E402
 from storage.momentum import MomentumRepository  # noqa: E402
-from tests.postgres import PG_URL  # noqa: E402
+from tests.support.postgres import PG_URL  # noqa: E402
 
 AS_OF = date(2026, 11, 27)  # a Friday
 WEEKS = 30
