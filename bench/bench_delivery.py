@@ -1,6 +1,6 @@
 """Outbox delivery through the real Telegram messenger against the fake Bot API server.
 
-    .venv/bin/python bench/bench_delivery.py [--phase all|a|b|c]
+    .venv/bin/python -m bench.bench_delivery [--phase all|a|b|c]
         [--chats 60] [--per-chat 10] [--groups 10] [--per-group 22]
         [--fast-chats 200] [--fast-per-chat 10] [--rounds 3] [--profile] [--workers 2]
 
@@ -65,26 +65,24 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-
-from bot.adapters.telegram.adapter import TelegramAdapter  # noqa: E402
-from bot.config import Settings  # noqa: E402
-from bot.delivery.worker import Deliverer  # noqa: E402
-from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind  # noqa: E402
-from bot.ingest import paper_from_json, store  # noqa: E402
-from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
-from handlers.base import Context  # noqa: E402
-from handlers.commands import REGISTRY  # noqa: E402
-from storage.database import Database  # noqa: E402
-from tests.support.postgres import (  # noqa: E402
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.config import Settings
+from bot.delivery.worker import Deliverer
+from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
+from bot.ingest import paper_from_json, store
+from bot.topics.catalog import Catalog, load_catalog
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
+from tests.support.postgres import (
     PG_URL,
     create_database,
     drop_database,
     registered_processes,
 )
-from tests.support.telegram_server import FakeTelegram, serve_fake_telegram  # noqa: E402
+from tests.support.telegram_server import FakeTelegram, serve_fake_telegram
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TOKEN = "123456:BENCH-token"
 GLOBAL_PER_S = 30.0
@@ -379,7 +377,8 @@ class FakeProcess:
     def __init__(self, cores: set[int]) -> None:
         cores = ",".join(map(str, sorted(cores)))
         self._child = subprocess.Popen(
-            [sys.executable, __file__, "--role=fake", f"--cores={cores}"],
+            [sys.executable, "-m", "bench.bench_delivery", "--role=fake", f"--cores={cores}"],
+            cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -1,6 +1,6 @@
 """Outbox fan-out of one day's new papers to 100,000 chats, on SQLite and PostgreSQL.
 
-    .venv/bin/python bench/bench_fanout.py [--backend both|sqlite|postgres] [--explain]
+    .venv/bin/python -m bench.bench_fanout [--backend both|sqlite|postgres] [--explain]
         [--cap SECONDS] [--chats 100000] [--subs-per-chat 3] [--papers 2000]
         [--old-papers 20000] [--seed 7]
 
@@ -43,19 +43,17 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import asyncpg
+from sqlalchemy import event, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.delivery.worker import Deliverer
+from bot.topics.catalog import load_catalog
+from storage.database import Database
+from tests.support.postgres import create_database, drop_database
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import asyncpg  # noqa: E402
-from sqlalchemy import event, text  # noqa: E402
-from sqlalchemy.exc import DBAPIError  # noqa: E402
-from sqlalchemy.ext.asyncio import AsyncSession  # noqa: E402
-
-from bot.delivery.worker import Deliverer  # noqa: E402
-from bot.topics.catalog import load_catalog  # noqa: E402
-from storage.database import Database  # noqa: E402
-from tests.support.postgres import create_database, drop_database  # noqa: E402
-
 GOALS_S = {"sqlite": 30.0, "postgres": 15.0}
 GOAL_RSS_MB = 300.0
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -452,8 +450,14 @@ def run_backend(backend: str, shape: Shape, explain: bool, cap: float) -> dict[s
         else:
             url = asyncio.run(create_database("pw_fanout"))
         try:
-            command = [sys.executable, __file__, f"--backend={backend}", "--role=setup"]
-            subprocess.run([*command, f"--url={url}", *shape_args(shape)], check=True)
+            command = [
+                sys.executable,
+                "-m",
+                "bench.bench_fanout",
+                f"--backend={backend}",
+                "--role=setup",
+            ]
+            subprocess.run([*command, f"--url={url}", *shape_args(shape)], check=True, cwd=ROOT)
             figures = asyncio.run(measure(backend, url, shape, explain, cap))
         finally:
             if backend != "sqlite":
@@ -534,12 +538,18 @@ def main() -> None:
         return
     results: dict[str, Any] = {"shape": asdict(shape)}
     for backend in ("sqlite", "postgres"):
-        command = [sys.executable, __file__, f"--backend={backend}", *shape_args(shape)]
+        command = [
+            sys.executable,
+            "-m",
+            "bench.bench_fanout",
+            f"--backend={backend}",
+            *shape_args(shape),
+        ]
         if args.explain:
             command.append("--explain")
         if args.cap is not None:
             command.append(f"--cap={args.cap}")
-        done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
+        done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         lines = done.stdout.rstrip().splitlines()
         print("\n".join(lines[:-1]), flush=True)
         results[backend] = json.loads(lines[-1])

@@ -1,6 +1,6 @@
 """Parse and ingest speed on arXiv's real 1,504-item daily RSS feed.
 
-    .venv/bin/python bench/bench_ingest.py [--repeat N]
+    .venv/bin/python -m bench.bench_ingest [--repeat N]
 
 Prints items/s for our parser and for feedparser on the same bytes, their ratio, and
 the wall time to parse + store all items into a fresh SQLite database (one process,
@@ -13,19 +13,17 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import feedparser
+
+from bot.arxiv.parse import parse_feed
+from bot.ingest import store_papers
+from storage.database import Database
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import feedparser  # noqa: E402
-
-from bot.arxiv.parse import parse_feed  # noqa: E402
-from bot.ingest import store_papers  # noqa: E402
-from storage.database import Database  # noqa: E402
 
 FEED = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
 

@@ -1,6 +1,6 @@
 """Momentum for every topic over a million papers, on SQLite and PostgreSQL.
 
-    .venv/bin/python bench/bench_momentum.py [--papers N] [--repeat R] [--skip-postgres]
+    .venv/bin/python -m bench.bench_momentum [--papers N] [--repeat R] [--skip-postgres]
 
 Generates N papers (default 1,000,000) over 30 weeks of weekday listings, ~3 catalog
 tags each (Zipf-like topic popularity, three topics rising in the last month, 1% with
@@ -17,7 +17,6 @@ import asyncio
 import json
 import random
 import sqlite3
-import sys
 import tempfile
 import time
 import uuid
@@ -25,18 +24,15 @@ from datetime import date, timedelta
 from itertools import accumulate
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import asyncpg
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
-import asyncpg  # noqa: E402
-from sqlalchemy import text  # noqa: E402
-from sqlalchemy.ext.asyncio import create_async_engine  # noqa: E402
-
-from bot.topics.catalog import load_catalog  # noqa: E402
-from bot.topics.momentum import is_spike  # noqa: E402
-from storage.database import Database  # noqa: E402
-from storage.momentum import MomentumRepository  # noqa: E402
-from tests.support.postgres import PG_URL  # noqa: E402
+from bot.topics.catalog import load_catalog
+from bot.topics.momentum import is_spike
+from storage.database import Database
+from storage.momentum import MomentumRepository
+from tests.support.postgres import PG_URL
 
 AS_OF = date(2026, 11, 27)  # a Friday
 WEEKS = 30

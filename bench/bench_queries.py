@@ -1,6 +1,6 @@
 """Ingest with many followed queries, and how long the event loop is blocked meanwhile.
 
-    .venv/bin/python bench/bench_queries.py [--queries 1000 4000] [--followers 1]
+    .venv/bin/python -m bench.bench_queries [--queries 1000 4000] [--followers 1]
 
 Fills a fresh SQLite database with N distinct followed queries (generated from the word
 frequency table: phrases, prefixes, scopes, categories; each followed by `--followers`
@@ -22,26 +22,24 @@ import argparse
 import asyncio
 import json
 import random
-import sys
 import tempfile
 import time
 from importlib import resources
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bot.adapters.console import handle_line
+from bot.arxiv.parse import parse_feed
+from bot.domain import ChatRef, Platform, SubscriptionKind
+from bot.ingest import store_papers
+from bot.topics import tagging
+from bot.topics.catalog import load_catalog
+from bot.topics.query import QueryError, parse_query
+from bot.topics.tagging import build_tagger, query_key
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
 
-from bot.adapters.console import handle_line  # noqa: E402
-from bot.arxiv.parse import parse_feed  # noqa: E402
-from bot.domain import ChatRef, Platform, SubscriptionKind  # noqa: E402
-from bot.ingest import store_papers  # noqa: E402
-from bot.topics import tagging  # noqa: E402
-from bot.topics.catalog import load_catalog  # noqa: E402
-from bot.topics.query import QueryError, parse_query  # noqa: E402
-from bot.topics.tagging import build_tagger, query_key  # noqa: E402
-from handlers.base import Context  # noqa: E402
-from handlers.commands import REGISTRY  # noqa: E402
-from storage.database import Database  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 FEED = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
 CATEGORIES = ["cs.LG", "cs.AI", "cs.CL", "cs.CV", "cs.RO", "stat.ML", "cs.IR"]

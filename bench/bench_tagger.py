@@ -1,6 +1,6 @@
 """Tagging throughput with the bundled catalog, on real abstracts, on one core.
 
-    .venv/bin/python bench/bench_tagger.py
+    .venv/bin/python -m bench.bench_tagger
 
 Tags real papers with the full catalog (tokenising included) and reports papers/s,
 then the per-paper cost as the catalog grows: its first 30 and 120 topics, all of
@@ -11,7 +11,7 @@ every archive, what the poller tags), and the relevance development set (445
 about agents and RL must run on them). Goal: >= 5,000 papers/s with the full catalog.
 The last line is JSON with every figure.
 
-    .venv/bin/python bench/bench_tagger.py --against OLD.toml   # also: this catalog vs another
+    .venv/bin/python -m bench.bench_tagger --against OLD.toml   # also: this catalog vs another
 
 `--against` times the bundled catalog and another one (say the catalog of an earlier commit,
 `git show REV:bot/topics/catalog.toml > /tmp/old.toml`) in alternating rounds on the daily
@@ -24,18 +24,16 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bot.arxiv.parse import parse_feed
+from bot.ingest import read_json_lines
+from bot.topics.catalog import load_catalog
+from bot.topics.tagger import Tagger
+from bot.topics.tagging import catalog_rules
 
-from bot.arxiv.parse import parse_feed  # noqa: E402
-from bot.ingest import read_json_lines  # noqa: E402
-from bot.topics.catalog import load_catalog  # noqa: E402
-from bot.topics.tagger import Tagger  # noqa: E402
-from bot.topics.tagging import catalog_rules  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DEVSET = ROOT / "tests/fixtures/relevance/devset.jsonl"
 LISTING = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """How consistently papers can be labelled: a second, independent reading of some labels.
 
-    python3 scripts/relevance_audit.py draw SLUG [SLUG ...]   # papers for a second reader
-    python3 scripts/relevance_audit.py score                  # agreement per topic and split
+    .venv/bin/python -m scripts.relevance_audit draw SLUG [SLUG ...]  # for a second reader
+    .venv/bin/python -m scripts.relevance_audit score                 # agreement per topic, split
 
 When rules score far lower on the held-out split than on dev, either the rules do not
 generalise or the labels of the two splits were given differently. A second reader tells
@@ -27,10 +26,7 @@ import random
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.relevance_catalog import CATALOG_DIR, SPLITS, labelled_topics, load_labels  # noqa: E402
+from bench.relevance_catalog import CATALOG_DIR, SPLITS, labelled_topics, load_labels
 
 AUDIT = CATALOG_DIR / "audit"
 READ = Path("/tmp/pw_read/audit")

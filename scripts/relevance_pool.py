@@ -1,9 +1,9 @@
-#!/usr/bin/env python3
 """Build the labelled catalog evaluation's paper splits and reading pools.
 
-    python3 scripts/relevance_pool.py splits                 # once: copy the daily papers in
-    python3 scripts/relevance_pool.py pool SLUG --split dev  # one topic's pool, for reading
-    python3 scripts/relevance_pool.py extend SLUG --split dev --focus 50 --rest 15  # read more
+    .venv/bin/python -m scripts.relevance_pool splits                 # once: copy the papers in
+    .venv/bin/python -m scripts.relevance_pool pool SLUG --split dev  # a topic's pool, to read
+    .venv/bin/python -m scripts.relevance_pool extend SLUG --split dev --focus 50 --rest 15
+                                                                      # read more of a labelled pool
 
 `splits` copies the real daily papers of ../shared/fixtures/arxiv/daily/ into
 tests/fixtures/relevance/catalog/{dev,holdout}.jsonl.gz. The split is by day: the days of
@@ -38,11 +38,10 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.relevance_catalog import as_paper, rule_tagger
+from bot.topics.catalog import load_catalog
 
-from bench.relevance_catalog import as_paper, rule_tagger  # noqa: E402
-from bot.topics.catalog import load_catalog  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SHARED = ROOT.parent / "shared" / "fixtures" / "arxiv" / "daily"
 HERE = ROOT / "tests" / "fixtures" / "relevance" / "catalog"

@@ -1,6 +1,6 @@
 """Regenerate bot/topics/word_frequencies.tsv: how often each word key occurs in abstracts.
 
-    .venv/bin/python scripts/word_frequencies.py ../shared/fixtures/arxiv/daily/*/*.jsonl
+    .venv/bin/python -m scripts.word_frequencies ../shared/fixtures/arxiv/daily/*/*.jsonl
 
 The tagger uses these document frequencies only to pick, for each rule, the rarest
 terms to index it by (so fewer rules run per paper); matching results never depend
@@ -14,10 +14,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bot.topics.text import tokenize, word_key
 
-from bot.topics.text import tokenize, word_key  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 KEEP = 3000
 
