@@ -24,30 +24,24 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import time
 from pathlib import Path
 
-from bot.arxiv.parse import parse_feed
+from bench.fixtures import DEVSET, daily_listing
+from bench.harness import best_of
 from bot.ingest import read_json_lines
 from bot.topics.catalog import load_catalog
 from bot.topics.tagger import Tagger
 from bot.topics.tagging import catalog_rules
 
-ROOT = Path(__file__).resolve().parents[1]
-
-DEVSET = ROOT / "tests/fixtures/relevance/devset.jsonl"
-LISTING = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
-
 
 def rate(tagger: Tagger, papers: list, rounds: int = 5) -> float:
     """Best papers/s over a few rounds (tokenising included: each round re-reads papers)."""
-    best = 0.0
-    for _ in range(rounds):
-        start = time.perf_counter()
+
+    def tag_all() -> None:
         for paper in papers:
             tagger.tag(paper)
-        best = max(best, len(papers) / (time.perf_counter() - start))
-    return best
+
+    return len(papers) / best_of(rounds, tag_all)
 
 
 def workload(name: str, papers: list, rules: list) -> dict[str, int]:
@@ -84,7 +78,7 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="another catalog TOML to time side by side")
     args = parser.parse_args()
     rules = list(catalog_rules(load_catalog()))
-    listing = list(parse_feed(LISTING.read_bytes()).papers)
+    listing = daily_listing()
     if args.against:
         print(json.dumps({"side_by_side": side_by_side(listing, rules, args.against)}))
         return

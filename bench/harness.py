@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import resource
 import sqlite3
@@ -79,13 +80,32 @@ async def load_tables(url: str, tables: Mapping[str, Rows]) -> None:
         await _load_postgres(url, tables)
 
 
-def _stored(value: Any) -> Any:
-    """A value as SQLAlchemy stores it on SQLite (naive UTC timestamps, ISO dates)."""
+@functools.cache
+def _stored(value: date) -> str:
+    """A date or time as SQLAlchemy stores it on SQLite: ISO dates, naive UTC timestamps
+    (cached: generated rows repeat a few)."""
     if isinstance(value, datetime):
         return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
-    if isinstance(value, date):
-        return value.isoformat()
-    return value
+    return value.isoformat()
+
+
+def _stored_rows(
+    conn: sqlite3.Connection, table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]]
+) -> Iterable[Sequence[Any]]:
+    """`rows` with the values of the table's DATE and DATETIME columns as stored."""
+    declared = {name: kind for _, name, kind, *_ in conn.execute(f"PRAGMA table_info({table})")}
+    timed = [i for i, name in enumerate(columns) if declared[name] in ("DATE", "DATETIME")]
+    if not timed:
+        return rows
+
+    def stored(row: tuple[Any, ...]) -> list[Any]:
+        values = list(row)
+        for i in timed:
+            if values[i] is not None:
+                values[i] = _stored(values[i])
+        return values
+
+    return map(stored, rows)
 
 
 def _load_sqlite(path: str, tables: Mapping[str, Rows]) -> None:
@@ -97,7 +117,7 @@ def _load_sqlite(path: str, tables: Mapping[str, Rows]) -> None:
             marks = ", ".join("?" * len(columns))
             conn.executemany(
                 f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
-                ([_stored(v) for v in row] for row in rows),
+                _stored_rows(conn, table, columns, rows),
             )
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()

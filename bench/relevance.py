@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 from bench import relevance_holdout as holdout_rules
+from bench.fixtures import ROOT
 from bench.relevance_catalog import (
     CATALOG_DIR,
     FOLDS,
@@ -67,8 +68,6 @@ from bench.relevance_report import (
 from bench.relevance_tags import measure_tags
 from bench.relevance_unlabelled import unlabelled_hits
 from bot.topics.catalog import Catalog, load_catalog
-
-ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = ["Scores", "catalog_figures", "main", "measure", "score", "wilson"]
 FIGURES = CATALOG_DIR / "figures.json"

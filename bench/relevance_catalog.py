@@ -25,14 +25,14 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from bench.fixtures import FIXTURES
 from bench.relevance_flagship import Scores
 from bot.domain import Author, Paper
 from bot.topics.catalog import Catalog
 from bot.topics.tagger import Tagger
 from bot.topics.tagging import catalog_rules
 
-ROOT = Path(__file__).resolve().parent.parent
-CATALOG_DIR = ROOT / "tests" / "fixtures" / "relevance" / "catalog"
+CATALOG_DIR = FIXTURES / "relevance" / "catalog"
 SPLITS = ("dev", "holdout")
 ESTIMATED = ("rule", "focus", "screen")  # R, F (optional) and S; "control" is C
 #: The strata a pool may have: as drawn, or with S divided into F and the rest of S.

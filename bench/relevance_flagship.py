@@ -25,17 +25,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.fixtures import DEVSET, FIXTURES
 from bot.domain import Author, Paper
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.tagger import Tagger
 
-ROOT = Path(__file__).resolve().parent.parent
-
 FLAGSHIP = "rl-for-llm-agents"
 BASELINE_CATEGORIES = ("cs.AI", "cs.LG", "cs.CL", "cs.MA")
-DEVSET = ROOT / "tests" / "fixtures" / "relevance" / "devset.jsonl"
-SEED = ROOT / "tests" / "fixtures" / "seed" / "topic_page.json"
-HOLDOUT = ROOT / "tests" / "fixtures" / "relevance" / "holdout.jsonl"
+SEED = FIXTURES / "seed" / "topic_page.json"
+HOLDOUT = FIXTURES / "relevance" / "holdout.jsonl"
 
 
 @dataclass(frozen=True)
@@ -117,20 +115,24 @@ def load_devset(path: Path = DEVSET) -> list[Labelled]:
     return rows
 
 
-def load_seed(path: Path = SEED) -> list[tuple[Paper, frozenset[str]]]:
-    """The curated topic page: (paper, the tag names it shows)."""
+def load_seed_page(path: Path = SEED) -> list[tuple[Paper, frozenset[str], int]]:
+    """The curated topic page: (paper, the tag names it shows, how many more it hides
+    behind "+N") for each of its papers."""
     page = json.loads(path.read_text(encoding="utf-8"))
-    out = []
-    for i, entry in enumerate(page["papers"]):
-        paper = Paper(
-            arxiv_id=f"sample:seed-{i}",
-            title=entry["title"],
-            abstract=entry["abstract"],
-            authors=tuple(Author(name) for name in entry.get("authors_shown", [])),
-            categories=(entry["primary_category"],),
+    return [
+        (
+            Paper(
+                arxiv_id=f"sample:seed-{i}",
+                title=entry["title"],
+                abstract=entry["abstract"],
+                authors=tuple(Author(name) for name in entry.get("authors_shown", [])),
+                categories=(entry["primary_category"],),
+            ),
+            frozenset(entry["tags"]),
+            int(entry.get("tags_more", 0)),
         )
-        out.append((paper, frozenset(entry["tags"])))
-    return out
+        for i, entry in enumerate(page["papers"])
+    ]
 
 
 def _holdout_figures(tagger: Tagger, path: Path) -> dict[str, object]:
@@ -192,11 +194,11 @@ def measure(
     best_cat = max(BASELINE_CATEGORIES, key=lambda cat: baseline[cat].f1)
 
     # 3. and 4. the curated topic page
-    pages = load_seed(seed)
-    vocabulary = frozenset().union(*(tags for _, tags in pages)) - {flagship.name}
+    pages = load_seed_page(seed)
+    vocabulary = frozenset().union(*(tags for _, tags, _ in pages)) - {flagship.name}
     flagship_hits = 0
     tp = fp = fn = 0
-    for paper, shown in pages:
+    for paper, shown, _ in pages:
         predicted = {names[key] for key in tagger.tag(paper)}
         flagship_hits += flagship.name in predicted
         ours, theirs = predicted & vocabulary, shown & vocabulary

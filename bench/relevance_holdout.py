@@ -16,7 +16,8 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.relevance_catalog import CATALOG_DIR, ROOT
+from bench.fixtures import ROOT
+from bench.relevance_catalog import CATALOG_DIR
 
 FROZEN = CATALOG_DIR / "FROZEN.json"
 HOLDOUT_LOG = CATALOG_DIR / "HOLDOUT_LOG.md"

@@ -10,12 +10,10 @@ that inspired paperwatch: 70 papers in the last four weeks against 29 before, ou
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 
+from bench.fixtures import ROOT
 from bot.delivery.chart import momentum_png
 from bot.topics.momentum import Momentum, is_spike, sentence, sparkline
-
-ROOT = Path(__file__).resolve().parents[1]
 
 WEEKLY = (3, 4, 3, 5, 4, 4, 5, 3, 4, 5, 4, 6, 5, 4, 5, 6, 5, 6, 6, 7, 8, 8, 15, 17, 18, 20)
 

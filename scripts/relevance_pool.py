@@ -38,13 +38,12 @@ import sys
 import tomllib
 from pathlib import Path
 
-from bench.relevance_catalog import as_paper, rule_tagger
+from bench.fixtures import ROOT
+from bench.relevance_catalog import CATALOG_DIR, as_paper, rule_tagger
 from bot.topics.catalog import load_catalog
 
-ROOT = Path(__file__).resolve().parents[1]
-
 SHARED = ROOT.parent / "shared" / "fixtures" / "arxiv" / "daily"
-HERE = ROOT / "tests" / "fixtures" / "relevance" / "catalog"
+HERE = CATALOG_DIR
 HOLDOUT_SOURCES = (
     "meelod_daily-arXiv-ai-enhanced",
     "wlsgur073_daily-arXiv-ai-enhanced",

@@ -14,9 +14,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from bench.fixtures import ROOT
 from bot.topics.text import tokenize, word_key
-
-ROOT = Path(__file__).resolve().parents[1]
 
 KEEP = 3000
 
