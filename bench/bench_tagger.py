@@ -26,9 +26,8 @@ import itertools
 import json
 from pathlib import Path
 
-from bench.fixtures import DEVSET, daily_listing
+from bench.fixtures import DEVSET, daily_listing, read_paper_file
 from bench.harness import best_of
-from bot.ingest import read_json_lines
 from bot.topics.catalog import load_catalog
 from bot.topics.tagger import Tagger
 from bot.topics.tagging import catalog_rules
@@ -82,7 +81,7 @@ def main() -> None:
     if args.against:
         print(json.dumps({"side_by_side": side_by_side(listing, rules, args.against)}))
         return
-    devset = read_json_lines(DEVSET.read_text("utf-8").splitlines())
+    devset = read_paper_file(DEVSET)
     figures = {
         "daily_listing": workload("a real daily listing", listing, rules),
         "devset": workload("the RL/agent development set", devset, rules),

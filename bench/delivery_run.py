@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import cProfile
-import itertools
-import json
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
-from bench.fixtures import FIXTURES
+from bench.fixtures import FIXTURES, read_paper_file
 from bench.harness import fresh_database
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.config import Settings
 from bot.delivery.worker import Deliverer
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
-from bot.ingest import paper_from_json, store
+from bot.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
@@ -41,8 +39,7 @@ SAMPLE = FIXTURES / "papers_sample.jsonl"
 
 def real_papers(count: int) -> list[Paper]:
     """Real arXiv papers (titles, abstracts, authors), so that rendering costs what it will."""
-    with SAMPLE.open(encoding="utf-8") as lines:
-        papers = [paper_from_json(json.loads(line)) for line in itertools.islice(lines, count)]
+    papers = read_paper_file(SAMPLE)[:count]
     if len(papers) < count:
         raise SystemExit(f"{SAMPLE} has only {len(papers)} papers; asked for {count}")
     return papers

@@ -25,8 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.fixtures import DEVSET, FIXTURES
+from bench.fixtures import DEVSET, FIXTURES, json_records
 from bot.domain import Author, Paper
+from bot.ingest import paper_from_json
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.tagger import Tagger
 
@@ -98,21 +99,10 @@ class Labelled:
 
 def load_devset(path: Path = DEVSET) -> list[Labelled]:
     """A hand-labelled JSONL set (the development set, or the held-out set)."""
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            paper = Paper(
-                arxiv_id=row["arxiv_id"],
-                title=row["title"],
-                abstract=row["abstract"],
-                authors=tuple(Author(name) for name in row["authors"]),
-                categories=tuple(row["categories"]),
-            )
-            rows.append(Labelled(paper, bool(row["labels"][FLAGSHIP]), row.get("note", "")))
-    return rows
+    return [
+        Labelled(paper_from_json(row), bool(row["labels"][FLAGSHIP]), row.get("note", ""))
+        for row in json_records(path)
+    ]
 
 
 def load_seed_page(path: Path = SEED) -> list[tuple[Paper, frozenset[str], int]]:

@@ -16,17 +16,16 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import statistics
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from bench.fixtures import daily_listing
-from bench.relevance_catalog import CATALOG_DIR, as_paper
+from bench.fixtures import daily_listing, json_records
+from bench.relevance_catalog import CATALOG_DIR
 from bench.relevance_flagship import FLAGSHIP, Scores, load_seed_page
 from bot.domain import Paper
+from bot.ingest import paper_from_json
 from bot.topics.catalog import Catalog
 from bot.topics.tagger import Tagger
 from bot.topics.tagline import tag_line
@@ -37,9 +36,8 @@ MAX_SHARE = 0.15
 
 def dev_day_papers(day: tuple[str, str] = DEV_DAY, root: Path = CATALOG_DIR) -> list[Paper]:
     """One announcement day of one source of the dev split (a day's listing as it came)."""
-    with gzip.open(root / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
-        rows = (json.loads(line) for line in f if line.strip())
-        return [as_paper(r) for r in rows if (r["date"], r["source"]) == day]
+    rows = json_records(root / "dev.jsonl.gz")
+    return [paper_from_json(r) for r in rows if (r["date"], r["source"]) == day]
 
 
 def percentile(values: list[int], q: float) -> float:

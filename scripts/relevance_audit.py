@@ -26,7 +26,7 @@ import random
 import sys
 from pathlib import Path
 
-from bench.relevance_catalog import CATALOG_DIR, SPLITS, labelled_topics, load_labels
+from bench.relevance_catalog import CATALOG_DIR, SPLITS, labelled_topics, load_labels, load_split
 
 AUDIT = CATALOG_DIR / "audit"
 READ = Path("/tmp/pw_read/audit")
@@ -34,9 +34,9 @@ READ = Path("/tmp/pw_read/audit")
 
 def draw(slugs: list[str], per_class: int) -> None:
     """Write the reading file and the record of ids for each topic."""
-    from scripts.relevance_pool import load_split, write_reading
+    from scripts.relevance_pool import write_reading
 
-    rows = {split: {r["arxiv_id"]: r for r in load_split(split)} for split in SPLITS}
+    papers = {split: load_split(split) for split in SPLITS}
     topics = {split: {t.slug: t for t in labelled_topics(split)[0]} for split in SPLITS}
     AUDIT.mkdir(exist_ok=True)
     for slug in slugs:
@@ -50,7 +50,7 @@ def draw(slugs: list[str], per_class: int) -> None:
             ids = rng.sample(true, min(per_class, len(true)))
             ids += rng.sample(false, min(per_class, len(false)))
             record[split] = sorted(ids)
-            reading += [rows[split][i] for i in ids]
+            reading += [papers[split][i] for i in ids]
         random.Random(slug).shuffle(reading)
         (AUDIT / f"{slug}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         out = write_reading(reading, READ / f"{slug}.jsonl")

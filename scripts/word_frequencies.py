@@ -9,12 +9,11 @@ on them. Keeps the most common words, with the share of papers containing each.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
 
-from bench.fixtures import ROOT
+from bench.fixtures import ROOT, read_paper_file
 from bot.topics.text import tokenize, word_key
 
 KEEP = 3000
@@ -24,9 +23,8 @@ def main(paths: list[str]) -> None:
     counts: Counter[str] = Counter()
     papers = 0
     for path in paths:
-        for line in Path(path).read_text("utf-8").splitlines():
-            record = json.loads(line)
-            text = f"{record.get('title', '')} {record.get('abstract', '')}"
+        for paper in read_paper_file(Path(path)):
+            text = f"{paper.title} {paper.abstract}"
             counts.update({word_key(token) for token in tokenize(text)})
             papers += 1
     out = ROOT / "bot/topics/word_frequencies.tsv"
