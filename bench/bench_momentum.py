@@ -21,10 +21,14 @@ from datetime import UTC, date, datetime, timedelta
 from itertools import accumulate
 
 from bench.harness import (
+    PAPER_COLUMNS,
+    TAG_COLUMNS,
     TAGS_PER_PAPER,
     Rows,
     fresh_database,
     load_tables,
+    paper_row,
+    tag_row,
     verdict,
     zipf_weights,
 )
@@ -37,19 +41,6 @@ AS_OF = date(2026, 11, 27)  # a Friday
 WEEKS = 30
 GOALS = {"postgresql": 2.0, "sqlite": 5.0}
 STAMP = datetime(2026, 11, 27, 12, tzinfo=UTC)  # when the papers were stored
-PAPER_COLUMNS = (
-    "id",
-    "arxiv_id",
-    "version",
-    "title",
-    "abstract",
-    "authors",
-    "categories",
-    "announced",
-    "ingested_at",
-    "updated_at",
-)
-TAG_COLUMNS = ("paper_id", "tag", "source", "why")
 
 
 def generate(n: int, seed: int = 7) -> tuple[list[date | None], list[tuple[int, str]], list[str]]:
@@ -85,10 +76,10 @@ def generate(n: int, seed: int = 7) -> tuple[list[date | None], list[tuple[int, 
 def tables(announced: list[date | None], pairs: list[tuple[int, str]]) -> dict[str, Rows]:
     """The generated papers and their tags as rows of `papers` and `paper_tags`."""
     papers = (
-        (paper_id, f"b{paper_id}", 1, "t", "", "[]", "[]", day, STAMP, STAMP)
+        paper_row(paper_id, f"b{paper_id}", "t", None, day, STAMP)
         for paper_id, day in enumerate(announced, 1)
     )
-    tags = ((paper_id, tag, "rule", "[]") for paper_id, tag in pairs)
+    tags = (tag_row(paper_id, tag) for paper_id, tag in pairs)
     return {"papers": (PAPER_COLUMNS, papers), "paper_tags": (TAG_COLUMNS, tags)}
 
 

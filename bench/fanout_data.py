@@ -20,7 +20,16 @@ from datetime import UTC, date, datetime, timedelta
 from itertools import accumulate
 from typing import Any
 
-from bench.harness import TAGS_PER_PAPER, load_tables, migrate_to_head, zipf_weights
+from bench.harness import (
+    PAPER_COLUMNS,
+    TAG_COLUMNS,
+    TAGS_PER_PAPER,
+    load_tables,
+    migrate_to_head,
+    paper_row,
+    tag_row,
+    zipf_weights,
+)
 from bot.topics.catalog import load_catalog
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -99,20 +108,8 @@ COLUMNS = {
     ),
     "subscriptions": ("id", "chat_id", "kind", "target", "tag", "label", "created_at"),
     "muted_tags": ("id", "chat_id", "tag", "scope", "created_at"),
-    "papers": (
-        "id",
-        "arxiv_id",
-        "version",
-        "title",
-        "abstract",
-        "authors",
-        "categories",
-        "primary_category",
-        "announced",
-        "ingested_at",
-        "updated_at",
-    ),
-    "paper_tags": ("paper_id", "tag", "source", "why"),
+    "papers": PAPER_COLUMNS,
+    "paper_tags": TAG_COLUMNS,
 }
 
 
@@ -167,11 +164,11 @@ def generate(shape: Shape) -> Data:
         new = paper_id in shape.new_ids
         day = TODAY if new else TODAY - timedelta(days=1 + paper_id % 60)
         stamp = NOW if new else created
-        head = (paper_id, f"2611.{paper_id:06d}", 1, f"Paper {paper_id}", "", "[]")
-        papers.append((*head, '["cs.LG"]', "cs.LG", day, stamp, stamp))
+        arxiv_id, title = f"2611.{paper_id:06d}", f"Paper {paper_id}"
+        papers.append(paper_row(paper_id, arxiv_id, title, "cs.LG", day, stamp))
         k = rng.choice(TAGS_PER_PAPER)
         for slug in _distinct(rng, paper_order, paper_cum, k):
-            tags.append((paper_id, slug, "rule", "[]"))
+            tags.append(tag_row(paper_id, slug))
     return Data(chats, subs, mutes, papers, tags)
 
 

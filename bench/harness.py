@@ -36,6 +36,21 @@ from tests.support.postgres import create_database, drop_database
 Rows = tuple[Sequence[str], Iterable[tuple[Any, ...]]]
 #: How many tags generated papers carry, drawn uniformly from this: about 3 a paper.
 TAGS_PER_PAPER = (1, 2, 2, 3, 3, 3, 4, 4, 5)
+#: The columns of `papers` and `paper_tags` that `paper_row` and `tag_row` fill.
+PAPER_COLUMNS = (
+    "id",
+    "arxiv_id",
+    "version",
+    "title",
+    "abstract",
+    "authors",
+    "categories",
+    "primary_category",
+    "announced",
+    "ingested_at",
+    "updated_at",
+)
+TAG_COLUMNS = ("paper_id", "tag", "source", "why")
 
 
 # --- databases -----------------------------------------------------------------------
@@ -136,6 +151,26 @@ async def _load_postgres(url: str, tables: Mapping[str, Rows]) -> None:
         await conn.execute("VACUUM ANALYZE")
     finally:
         await conn.close()
+
+
+def paper_row(
+    paper_id: int,
+    arxiv_id: str,
+    title: str,
+    category: str | None,
+    announced: date | None,
+    stored: datetime,
+) -> tuple[Any, ...]:
+    """A generated paper (no abstract or authors, in one category or none) as a row of
+    PAPER_COLUMNS."""
+    categories = json.dumps([category] if category else [])
+    return (paper_id, arxiv_id, 1, title, "", "[]", categories, category, announced, stored, stored)
+
+
+def tag_row(paper_id: int, tag: str) -> tuple[Any, ...]:
+    """A catalog rule's tag on a generated paper (no matched words kept), as a row of
+    TAG_COLUMNS."""
+    return (paper_id, tag, "rule", "[]")
 
 
 def zipf_weights(count: int, skew: float) -> list[float]:
