@@ -3,7 +3,9 @@
 - `fresh_database` gives a new, empty database (a SQLite file in a temporary folder, or a
   PostgreSQL database of its own on the test server, `tests.support.postgres`) and removes it
   afterwards; `load_tables` fills one in bulk, bypassing the ORM, for setups too large to
-  insert through the repositories.
+  insert through the repositories. Generated papers take the same shape in every bench:
+  `paper_row`, `tag_row`, about three tags each (TAGS_PER_PAPER), Zipf-like topic
+  popularity (`zipf_weights`).
 - `start_module` and `run_module` run a bench module again in a child process (a fake server
   on another core, a setup whose memory must not count, one backend at a time), from the
   repository root as `python -m`; `last_json_line` splits a child's output into what it
