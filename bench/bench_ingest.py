@@ -1,6 +1,6 @@
 """Parse and ingest speed on arXiv's real 1,504-item daily RSS feed.
 
-    .venv/bin/python bench/bench_ingest.py [--repeat N]
+    .venv/bin/python -m bench.bench_ingest [--repeat N]
 
 Prints items/s for our parser and for feedparser on the same bytes, their ratio, and
 the wall time to parse + store all items into a fresh SQLite database (one process,
@@ -13,36 +13,21 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import feedparser
 
-import feedparser  # noqa: E402
-
-from bot.arxiv.parse import parse_feed  # noqa: E402
-from bot.services.ingest import store_papers  # noqa: E402
-from storage.database import Database  # noqa: E402
-
-FEED = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
-
-
-def best_of(repeat: int, fn) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from bench.fixtures import DAILY_FEED
+from bench.harness import best_of, fresh_database
+from bot.arxiv.parse import parse_feed
+from bot.services.ingest import store_papers
+from storage.database import Database
 
 
 async def ingest_once(data: bytes) -> tuple[float, int]:
-    with tempfile.TemporaryDirectory() as folder:
-        db = Database(f"sqlite+aiosqlite:///{folder}/bench.db")
-        await db.upgrade()
+    async with fresh_database("sqlite", "pw_ingest", migrate=False) as url:
+        db = Database(url)
+        await db.upgrade()  # through this engine, so that the timed part finds it connected
         start = time.perf_counter()
         feed = parse_feed(data)
         result = await store_papers(db.uow, feed.papers)
@@ -55,7 +40,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    data = FEED.read_bytes()
+    data = DAILY_FEED.read_bytes()
     items = len(parse_feed(data).papers)
     ours = best_of(args.repeat, lambda: parse_feed(data))
     theirs = best_of(max(1, args.repeat // 2), lambda: feedparser.parse(data))

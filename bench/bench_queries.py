@@ -1,6 +1,6 @@
 """Ingest with many followed queries, and how long the event loop is blocked meanwhile.
 
-    .venv/bin/python bench/bench_queries.py [--queries 1000 4000] [--followers 1]
+    .venv/bin/python -m bench.bench_queries [--queries 1000 4000] [--followers 1]
 
 Fills a fresh SQLite database with N distinct followed queries (generated from the word
 frequency table: phrases, prefixes, scopes, categories; each followed by `--followers`
@@ -22,28 +22,24 @@ import argparse
 import asyncio
 import json
 import random
-import sys
-import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.fixtures import daily_listing
+from bench.harness import fresh_database
+from bot.adapters.console import handle_line
+from bot.domain import ChatRef, Platform, SubscriptionKind
+from bot.services.ingest import store_papers
+from bot.topics import tag_rules as tagging
+from bot.topics.catalog import load_catalog
+from bot.topics.query import QueryError, parse_query
+from bot.topics.tag_rules import build_tagger, query_key
+from handlers.base import Context
+from handlers.commands import REGISTRY
+from storage.database import Database
 
-from bot.adapters.console import handle_line  # noqa: E402
-from bot.arxiv.parse import parse_feed  # noqa: E402
-from bot.domain import ChatRef, Platform, SubscriptionKind  # noqa: E402
-from bot.services.ingest import store_papers  # noqa: E402
-from bot.topics import tag_rules as tagging  # noqa: E402
-from bot.topics.catalog import load_catalog  # noqa: E402
-from bot.topics.query import QueryError, parse_query  # noqa: E402
-from bot.topics.tag_rules import build_tagger, query_key  # noqa: E402
-from handlers.base import Context  # noqa: E402
-from handlers.commands import REGISTRY  # noqa: E402
-from storage.database import Database  # noqa: E402
-
-FEED = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
 CATEGORIES = ["cs.LG", "cs.AI", "cs.CL", "cs.CV", "cs.RO", "stat.ML", "cs.IR"]
 
 
@@ -86,32 +82,40 @@ async def follow_all(db: Database, queries: list[str], followers: int) -> None:
         await uow.commit()
 
 
-async def longest_stall(stop: asyncio.Event, result: list[float]) -> None:
-    """The largest gap between two wake-ups of a coroutine sleeping 1 ms at a time."""
-    worst, last = 0.0, time.perf_counter()
-    while not stop.is_set():
-        await asyncio.sleep(0.001)
-        now = time.perf_counter()
-        worst, last = max(worst, now - last), now
-    result.append(worst)
+@asynccontextmanager
+async def longest_stall() -> AsyncIterator[list[float]]:
+    """While the block runs, a coroutine sleeps 1 ms at a time; the list yielded gets the
+    largest gap between two of its wake-ups (how long the loop ran nothing else) at the end."""
+    stop, result = asyncio.Event(), []
+
+    async def tick() -> None:
+        worst, last = 0.0, time.perf_counter()
+        while not stop.is_set():
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            worst, last = max(worst, now - last), now
+        result.append(worst)
+
+    ticker = asyncio.create_task(tick())
+    try:
+        yield result
+    finally:
+        stop.set()
+        await ticker
 
 
 async def ingest(queries: list[str], followers: int, papers: list) -> dict[str, float]:
     catalog = load_catalog()
-    with tempfile.TemporaryDirectory() as folder:
-        db = Database(f"sqlite+aiosqlite:///{folder}/bench.db")
-        await db.upgrade()
+    async with fresh_database("sqlite", "pw_queries") as url:
+        db = Database(url)
         await follow_all(db, queries, followers)
         compiled = getattr(tagging, "compiled_query", None)
         if compiled is not None:
             compiled.cache_clear()  # the first ingest after a start compiles everything
-        stop, stall = asyncio.Event(), []
-        ticker = asyncio.create_task(longest_stall(stop, stall))
-        start = time.perf_counter()
-        await store_papers(db.uow, papers, catalog)
-        elapsed = time.perf_counter() - start
-        stop.set()
-        await ticker
+        async with longest_stall() as stall:
+            start = time.perf_counter()
+            await store_papers(db.uow, papers, catalog)
+            elapsed = time.perf_counter() - start
         await db.dispose()
     return {"ingest_s": elapsed, "loop_stall_s": stall[0]}
 
@@ -119,18 +123,14 @@ async def ingest(queries: list[str], followers: int, papers: list) -> dict[str, 
 async def follow_once(papers: list) -> dict[str, float]:
     """One query /follow with the listing stored: wall time and the longest loop stall."""
     catalog = load_catalog()
-    with tempfile.TemporaryDirectory() as folder:
-        db = Database(f"sqlite+aiosqlite:///{folder}/bench.db")
-        await db.upgrade()
+    async with fresh_database("sqlite", "pw_queries") as url:
+        db = Database(url)
         await store_papers(db.uow, papers, catalog)
         ctx = Context(uow=db.uow, catalog=catalog)
-        stop, stall = asyncio.Event(), []
-        ticker = asyncio.create_task(longest_stall(stop, stall))
-        start = time.perf_counter()
-        reply = await handle_line('/follow (model OR learning) AND NOT "xyzzy"', REGISTRY, ctx)
-        elapsed = time.perf_counter() - start
-        stop.set()
-        await ticker
+        async with longest_stall() as stall:
+            start = time.perf_counter()
+            reply = await handle_line('/follow (model OR learning) AND NOT "xyzzy"', REGISTRY, ctx)
+            elapsed = time.perf_counter() - start
         await db.dispose()
     assert reply is not None and not reply.is_error, reply
     return {"follow_s": elapsed, "follow_loop_stall_s": stall[0]}
@@ -160,7 +160,7 @@ def main() -> None:
     parser.add_argument("--followers", type=int, default=1, help="chats following each query")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the best counts")
     args = parser.parse_args()
-    papers = list(parse_feed(FEED.read_bytes()).papers)
+    papers = daily_listing()
     figures: dict[str, dict[str, float]] = {}
     for count in args.queries:
         queries = generate_queries(count)

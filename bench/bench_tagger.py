@@ -1,6 +1,6 @@
 """Tagging throughput with the bundled catalog, on real abstracts, on one core.
 
-    .venv/bin/python bench/bench_tagger.py
+    .venv/bin/python -m bench.bench_tagger
 
 Tags real papers with the full catalog (tokenising included) and reports papers/s,
 then the per-paper cost as the catalog grows: its first 30 and 120 topics, all of
@@ -11,7 +11,7 @@ every archive, what the poller tags), and the relevance development set (445
 about agents and RL must run on them). Goal: >= 5,000 papers/s with the full catalog.
 The last line is JSON with every figure.
 
-    .venv/bin/python bench/bench_tagger.py --against OLD.toml   # also: this catalog vs another
+    .venv/bin/python -m bench.bench_tagger --against OLD.toml   # also: this catalog vs another
 
 `--against` times the bundled catalog and another one (say the catalog of an earlier commit,
 `git show REV:bot/topics/catalog.toml > /tmp/old.toml`) in alternating rounds on the daily
@@ -24,32 +24,23 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bot.arxiv.parse import parse_feed  # noqa: E402
-from bot.services.ingest import read_json_lines  # noqa: E402
-from bot.topics.catalog import load_catalog  # noqa: E402
-from bot.topics.tag_rules import catalog_rules  # noqa: E402
-from bot.topics.tagger import Tagger  # noqa: E402
-
-DEVSET = ROOT / "tests/fixtures/relevance/devset.jsonl"
-LISTING = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
+from bench.fixtures import DEVSET, daily_listing, read_paper_file
+from bench.harness import best_of
+from bot.topics.catalog import load_catalog
+from bot.topics.tag_rules import catalog_rules
+from bot.topics.tagger import Tagger
 
 
 def rate(tagger: Tagger, papers: list, rounds: int = 5) -> float:
     """Best papers/s over a few rounds (tokenising included: each round re-reads papers)."""
-    best = 0.0
-    for _ in range(rounds):
-        start = time.perf_counter()
+
+    def tag_all() -> None:
         for paper in papers:
             tagger.tag(paper)
-        best = max(best, len(papers) / (time.perf_counter() - start))
-    return best
+
+    return len(papers) / best_of(rounds, tag_all)
 
 
 def workload(name: str, papers: list, rules: list) -> dict[str, int]:
@@ -86,11 +77,11 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="another catalog TOML to time side by side")
     args = parser.parse_args()
     rules = list(catalog_rules(load_catalog()))
-    listing = list(parse_feed(LISTING.read_bytes()).papers)
+    listing = daily_listing()
     if args.against:
         print(json.dumps({"side_by_side": side_by_side(listing, rules, args.against)}))
         return
-    devset = read_json_lines(DEVSET.read_text("utf-8").splitlines())
+    devset = read_paper_file(DEVSET)
     figures = {
         "daily_listing": workload("a real daily listing", listing, rules),
         "devset": workload("the RL/agent development set", devset, rules),

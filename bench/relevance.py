@@ -2,13 +2,13 @@
 
 Run from the repository root:
 
-    .venv/bin/python bench/relevance.py                 # dev figures of every labelled topic
-    .venv/bin/python bench/relevance.py --topic SLUG    # one topic's dev errors, to act on
-    .venv/bin/python bench/relevance.py --fold tune     # dev figures of the tune days alone
-    .venv/bin/python bench/relevance.py --fold check --topic SLUG  # check days: figures only
-    .venv/bin/python bench/relevance.py --holdout       # also held-out (logged in HOLDOUT_LOG.md)
-    .venv/bin/python bench/relevance.py --write-figures # dev figures -> catalog/figures.json
-    .venv/bin/python bench/relevance.py --freeze        # once labelling is done -> FROZEN.json
+    .venv/bin/python -m bench.relevance                 # dev figures of every labelled topic
+    .venv/bin/python -m bench.relevance --topic SLUG    # one topic's dev errors, to act on
+    .venv/bin/python -m bench.relevance --fold tune     # dev figures of the tune days alone
+    .venv/bin/python -m bench.relevance --fold check --topic SLUG  # check days: figures only
+    .venv/bin/python -m bench.relevance --holdout       # also held-out (logged in HOLDOUT_LOG.md)
+    .venv/bin/python -m bench.relevance --write-figures # dev figures -> catalog/figures.json
+    .venv/bin/python -m bench.relevance --freeze        # once labelling is done -> FROZEN.json
 
 It prints, then ends with one JSON line holding every figure:
 
@@ -34,12 +34,9 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as a script from anywhere
-    sys.path.insert(0, str(ROOT))
-
-from bench import relevance_holdout as holdout_rules  # noqa: E402
-from bench.relevance_catalog import (  # noqa: E402
+from bench import relevance_holdout as holdout_rules
+from bench.fixtures import ROOT
+from bench.relevance_catalog import (
     CATALOG_DIR,
     FOLDS,
     Labelled,
@@ -51,7 +48,7 @@ from bench.relevance_catalog import (  # noqa: E402
     rule_tagger,
     worst,
 )
-from bench.relevance_flagship import (  # noqa: E402
+from bench.relevance_flagship import (
     DEVSET,
     HOLDOUT,
     SEED,
@@ -60,7 +57,7 @@ from bench.relevance_flagship import (  # noqa: E402
     score,
     wilson,
 )
-from bench.relevance_report import (  # noqa: E402
+from bench.relevance_report import (
     goals,
     print_catalog,
     print_flagship,
@@ -68,9 +65,9 @@ from bench.relevance_report import (  # noqa: E402
     print_tags,
     topic_report,
 )
-from bench.relevance_tags import measure_tags  # noqa: E402
-from bench.relevance_unlabelled import unlabelled_hits  # noqa: E402
-from bot.topics.catalog import Catalog, load_catalog  # noqa: E402
+from bench.relevance_tags import measure_tags
+from bench.relevance_unlabelled import unlabelled_hits
+from bot.topics.catalog import Catalog, load_catalog
 
 __all__ = ["Scores", "catalog_figures", "main", "measure", "score", "wilson"]
 FIGURES = CATALOG_DIR / "figures.json"
@@ -127,7 +124,7 @@ def write_figures(
     if dev["problems"]:
         return dev
     record = {
-        "about": "weighted dev figures per labelled topic; written by bench/relevance.py "
+        "about": "weighted dev figures per labelled topic; written by python -m bench.relevance "
         "--write-figures; tests/unit/test_relevance_catalog.py fails on a drop > 0.05",
         "commit": holdout_rules.commit(),
         "catalog_sha256": catalog_sha,

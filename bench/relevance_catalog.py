@@ -17,7 +17,6 @@ from C) are reported on their own: a positive there is one the screen missed.
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 from collections.abc import Iterable, Mapping
@@ -25,14 +24,14 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from bench.fixtures import FIXTURES, json_records, read_paper_file
 from bench.relevance_flagship import Scores
-from bot.domain import Author, Paper
+from bot.domain import Paper
 from bot.topics.catalog import Catalog
 from bot.topics.tag_rules import catalog_rules
 from bot.topics.tagger import Tagger
 
-ROOT = Path(__file__).resolve().parent.parent
-CATALOG_DIR = ROOT / "tests" / "fixtures" / "relevance" / "catalog"
+CATALOG_DIR = FIXTURES / "relevance" / "catalog"
 SPLITS = ("dev", "holdout")
 ESTIMATED = ("rule", "focus", "screen")  # R, F (optional) and S; "control" is C
 #: The strata a pool may have: as drawn, or with S divided into F and the rest of S.
@@ -143,8 +142,7 @@ FOLDS = ("tune", "check")
 @cache
 def dev_folds(root: Path = CATALOG_DIR) -> dict[str, str]:
     """arXiv id -> "tune" or "check" for every dev paper, by its announcement day."""
-    with gzip.open(root / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
-        dates = {row["arxiv_id"]: row["date"] for row in map(json.loads, f) if row}
+    dates = {row["arxiv_id"]: row["date"] for row in json_records(root / "dev.jsonl.gz")}
     days = sorted(set(dates.values()))
     fold = {day: FOLDS[index % 3 == 2] for index, day in enumerate(days)}
     return {arxiv_id: fold[day] for arxiv_id, day in dates.items()}
@@ -182,23 +180,7 @@ def labelled_topics(
 
 def load_split(split: str, root: Path = CATALOG_DIR) -> dict[str, Paper]:
     """The split's papers by arXiv id."""
-    papers = {}
-    with gzip.open(root / f"{split}.jsonl.gz", "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                paper = as_paper(json.loads(line))
-                papers[paper.arxiv_id] = paper
-    return papers
-
-
-def as_paper(row: Mapping) -> Paper:
-    return Paper(
-        arxiv_id=row["arxiv_id"],
-        title=row["title"],
-        abstract=row["abstract"],
-        authors=tuple(Author(a) for a in row.get("authors", [])),
-        categories=tuple(row.get("categories", [])),
-    )
+    return {paper.arxiv_id: paper for paper in read_paper_file(root / f"{split}.jsonl.gz")}
 
 
 def rule_tagger(catalog: Catalog, slugs: Iterable[str] | None = None) -> Tagger:

@@ -25,17 +25,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.fixtures import DEVSET, FIXTURES, json_records
 from bot.domain import Author, Paper
+from bot.services.ingest import paper_from_json
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.tagger import Tagger
 
-ROOT = Path(__file__).resolve().parent.parent
-
 FLAGSHIP = "rl-for-llm-agents"
 BASELINE_CATEGORIES = ("cs.AI", "cs.LG", "cs.CL", "cs.MA")
-DEVSET = ROOT / "tests" / "fixtures" / "relevance" / "devset.jsonl"
-SEED = ROOT / "tests" / "fixtures" / "seed" / "topic_page.json"
-HOLDOUT = ROOT / "tests" / "fixtures" / "relevance" / "holdout.jsonl"
+SEED = FIXTURES / "seed" / "topic_page.json"
+HOLDOUT = FIXTURES / "relevance" / "holdout.jsonl"
 
 
 @dataclass(frozen=True)
@@ -100,37 +99,30 @@ class Labelled:
 
 def load_devset(path: Path = DEVSET) -> list[Labelled]:
     """A hand-labelled JSONL set (the development set, or the held-out set)."""
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            paper = Paper(
-                arxiv_id=row["arxiv_id"],
-                title=row["title"],
-                abstract=row["abstract"],
-                authors=tuple(Author(name) for name in row["authors"]),
-                categories=tuple(row["categories"]),
-            )
-            rows.append(Labelled(paper, bool(row["labels"][FLAGSHIP]), row.get("note", "")))
-    return rows
+    return [
+        Labelled(paper_from_json(row), bool(row["labels"][FLAGSHIP]), row.get("note", ""))
+        for row in json_records(path)
+    ]
 
 
-def load_seed(path: Path = SEED) -> list[tuple[Paper, frozenset[str]]]:
-    """The curated topic page: (paper, the tag names it shows)."""
+def load_seed_page(path: Path = SEED) -> list[tuple[Paper, frozenset[str], int]]:
+    """The curated topic page: (paper, the tag names it shows, how many more it hides
+    behind "+N") for each of its papers."""
     page = json.loads(path.read_text(encoding="utf-8"))
-    out = []
-    for i, entry in enumerate(page["papers"]):
-        paper = Paper(
-            arxiv_id=f"sample:seed-{i}",
-            title=entry["title"],
-            abstract=entry["abstract"],
-            authors=tuple(Author(name) for name in entry.get("authors_shown", [])),
-            categories=(entry["primary_category"],),
+    return [
+        (
+            Paper(
+                arxiv_id=f"sample:seed-{i}",
+                title=entry["title"],
+                abstract=entry["abstract"],
+                authors=tuple(Author(name) for name in entry.get("authors_shown", [])),
+                categories=(entry["primary_category"],),
+            ),
+            frozenset(entry["tags"]),
+            int(entry.get("tags_more", 0)),
         )
-        out.append((paper, frozenset(entry["tags"])))
-    return out
+        for i, entry in enumerate(page["papers"])
+    ]
 
 
 def _holdout_figures(tagger: Tagger, path: Path) -> dict[str, object]:
@@ -192,11 +184,11 @@ def measure(
     best_cat = max(BASELINE_CATEGORIES, key=lambda cat: baseline[cat].f1)
 
     # 3. and 4. the curated topic page
-    pages = load_seed(seed)
-    vocabulary = frozenset().union(*(tags for _, tags in pages)) - {flagship.name}
+    pages = load_seed_page(seed)
+    vocabulary = frozenset().union(*(tags for _, tags, _ in pages)) - {flagship.name}
     flagship_hits = 0
     tp = fp = fn = 0
-    for paper, shown in pages:
+    for paper, shown, _ in pages:
         predicted = {names[key] for key in tagger.tag(paper)}
         flagship_hits += flagship.name in predicted
         ours, theirs = predicted & vocabulary, shown & vocabulary

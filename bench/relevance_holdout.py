@@ -1,7 +1,7 @@
 """The held-out split's discipline: frozen files, and a record of every consultation.
 
 - FROZEN.json holds the sha256 of holdout.jsonl.gz and of every held-out label and pool
-  file, written once by `bench/relevance.py --freeze` when labelling is finished. A run
+  file, written once by `python -m bench.relevance --freeze` when labelling is finished. A run
   with `--holdout` whose files differ (changed, added or removed) refuses to compute.
 - HOLDOUT_LOG.md gets one line per `--holdout` run: UTC time, commit, sha256 of the
   catalog measured, macro-F1 and the number of topics. Held-out figures are computed
@@ -16,13 +16,15 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.relevance_catalog import CATALOG_DIR, ROOT
+from bench.fixtures import ROOT
+from bench.relevance_catalog import CATALOG_DIR
 
 FROZEN = CATALOG_DIR / "FROZEN.json"
 HOLDOUT_LOG = CATALOG_DIR / "HOLDOUT_LOG.md"
 LOG_HEADER = """# Held-out consultations
 
-One line per `bench/relevance.py --holdout` run, appended by the bench itself (see README.md).
+One line per `python -m bench.relevance --holdout` run, appended by the bench itself
+(see README.md).
 
 | UTC time | commit | sha256 of bot/topics/catalog.toml | macro-F1 | topics |
 | --- | --- | --- | --- | --- |

@@ -16,35 +16,28 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import statistics
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from bench.relevance_catalog import CATALOG_DIR, ROOT, as_paper
-from bench.relevance_flagship import FLAGSHIP, SEED, Scores
-from bot.arxiv.parse import parse_feed
-from bot.domain import Author, Paper
+from bench.fixtures import daily_listing, json_records
+from bench.relevance_catalog import CATALOG_DIR
+from bench.relevance_flagship import FLAGSHIP, Scores, load_seed_page
+from bot.domain import Paper
+from bot.services.ingest import paper_from_json
 from bot.topics.catalog import Catalog
 from bot.topics.tagger import Tagger
 from bot.topics.tagline import tag_line
 
-RSS_LISTING = ROOT / "tests/fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"
 DEV_DAY = ("2026-06-30", "dw-dengwei_daily-arXiv-ai-enhanced")  # the dev split's largest day
 MAX_SHARE = 0.15
 
 
-def rss_papers(path: Path = RSS_LISTING) -> list[Paper]:
-    return list(parse_feed(path.read_bytes()).papers)
-
-
 def dev_day_papers(day: tuple[str, str] = DEV_DAY, root: Path = CATALOG_DIR) -> list[Paper]:
     """One announcement day of one source of the dev split (a day's listing as it came)."""
-    with gzip.open(root / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
-        rows = (json.loads(line) for line in f if line.strip())
-        return [as_paper(r) for r in rows if (r["date"], r["source"]) == day]
+    rows = json_records(root / "dev.jsonl.gz")
+    return [paper_from_json(r) for r in rows if (r["date"], r["source"]) == day]
 
 
 def percentile(values: list[int], q: float) -> float:
@@ -80,25 +73,6 @@ def listing_figures(papers: list[Paper], tagger: Tagger, catalog: Catalog) -> di
         "over_15_percent": wide,
         "over_15_percent_not_top_level": sorted(s for s, w in wide.items() if not w["top_level"]),
     }
-
-
-def load_seed_page(path: Path = SEED) -> list[tuple[Paper, frozenset[str], int]]:
-    """(paper, tags shown, number of tags not shown) for each paper of the curated page."""
-    page = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        (
-            Paper(
-                arxiv_id=f"sample:seed-{i}",
-                title=e["title"],
-                abstract=e["abstract"],
-                authors=tuple(Author(name) for name in e.get("authors_shown", [])),
-                categories=(e["primary_category"],),
-            ),
-            frozenset(e["tags"]),
-            int(e.get("tags_more", 0)),
-        )
-        for i, e in enumerate(page["papers"])
-    ]
 
 
 def curated_agreement(
@@ -137,7 +111,7 @@ def seed_agreement(tagger: Tagger, catalog: Catalog) -> dict[str, object]:
 
 def measure_tags(catalog: Catalog, tagger: Tagger) -> dict[str, object]:
     return {
-        "listing_rss_2024_11_28": listing_figures(rss_papers(), tagger, catalog),
+        "listing_rss_2024_11_28": listing_figures(daily_listing(), tagger, catalog),
         f"listing_dev_{DEV_DAY[0]}": listing_figures(dev_day_papers(), tagger, catalog),
         "seed_curated_tags": seed_agreement(tagger, catalog),
     }

@@ -24,7 +24,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
-from bench.relevance_catalog import CATALOG_DIR, ROOT, Labelled, Pool
+from bench.fixtures import ROOT
+from bench.relevance_catalog import CATALOG_DIR, Labelled, Pool
 from bot.domain import Paper
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.document import Document

@@ -1,7 +1,7 @@
 """The ports: what handlers (and, in time, services) need from the outside, as protocols.
 
 Handlers are written against these and nothing concrete: `storage.uow.UnitOfWork` is the
-implementation the bot runs (SQLite or PostgreSQL), `tests.fakes.uow.FakeUnitOfWork` an
+implementation the bot runs (SQLite or PostgreSQL), `tests.support.uow.FakeUnitOfWork` an
 in-memory one for pure handler tests. Every type that crosses a port is a domain object
 (`bot.domain`, `bot.topics.momentum`), never an ORM row.
 

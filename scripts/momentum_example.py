@@ -1,6 +1,6 @@
 """Regenerate docs/momentum-example.png, the chart shown in the README.
 
-    .venv/bin/python scripts/momentum_example.py
+    .venv/bin/python -m scripts.momentum_example
 
 The weekly counts are illustrative, chosen to match the figures of the index page
 that inspired paperwatch: 70 papers in the last four weeks against 29 before, out of
@@ -9,15 +9,11 @@ that inspired paperwatch: 70 papers in the last four weeks against 29 before, ou
 
 from __future__ import annotations
 
-import sys
 from datetime import date
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bot.delivery.chart import momentum_png  # noqa: E402
-from bot.topics.momentum import Momentum, is_spike, sentence, sparkline  # noqa: E402
+from bench.fixtures import ROOT
+from bot.delivery.chart import momentum_png
+from bot.topics.momentum import Momentum, is_spike, sentence, sparkline
 
 WEEKLY = (3, 4, 3, 5, 4, 4, 5, 3, 4, 5, 4, 6, 5, 4, 5, 6, 5, 6, 6, 7, 8, 8, 15, 17, 18, 20)
 

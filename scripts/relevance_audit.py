@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """How consistently papers can be labelled: a second, independent reading of some labels.
 
-    python3 scripts/relevance_audit.py draw SLUG [SLUG ...]   # papers for a second reader
-    python3 scripts/relevance_audit.py score                  # agreement per topic and split
+    .venv/bin/python -m scripts.relevance_audit draw SLUG [SLUG ...]  # for a second reader
+    .venv/bin/python -m scripts.relevance_audit score                 # agreement per topic, split
 
 When rules score far lower on the held-out split than on dev, either the rules do not
 generalise or the labels of the two splits were given differently. A second reader tells
@@ -27,10 +26,7 @@ import random
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.relevance_catalog import CATALOG_DIR, SPLITS, labelled_topics, load_labels  # noqa: E402
+from bench.relevance_catalog import CATALOG_DIR, SPLITS, labelled_topics, load_labels, load_split
 
 AUDIT = CATALOG_DIR / "audit"
 READ = Path("/tmp/pw_read/audit")
@@ -38,9 +34,9 @@ READ = Path("/tmp/pw_read/audit")
 
 def draw(slugs: list[str], per_class: int) -> None:
     """Write the reading file and the record of ids for each topic."""
-    from scripts.relevance_pool import load_split, write_reading
+    from scripts.relevance_pool import write_reading
 
-    rows = {split: {r["arxiv_id"]: r for r in load_split(split)} for split in SPLITS}
+    papers = {split: load_split(split) for split in SPLITS}
     topics = {split: {t.slug: t for t in labelled_topics(split)[0]} for split in SPLITS}
     AUDIT.mkdir(exist_ok=True)
     for slug in slugs:
@@ -54,7 +50,7 @@ def draw(slugs: list[str], per_class: int) -> None:
             ids = rng.sample(true, min(per_class, len(true)))
             ids += rng.sample(false, min(per_class, len(false)))
             record[split] = sorted(ids)
-            reading += [rows[split][i] for i in ids]
+            reading += [papers[split][i] for i in ids]
         random.Random(slug).shuffle(reading)
         (AUDIT / f"{slug}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         out = write_reading(reading, READ / f"{slug}.jsonl")

@@ -1,9 +1,9 @@
-#!/usr/bin/env python3
 """Build the labelled catalog evaluation's paper splits and reading pools.
 
-    python3 scripts/relevance_pool.py splits                 # once: copy the daily papers in
-    python3 scripts/relevance_pool.py pool SLUG --split dev  # one topic's pool, for reading
-    python3 scripts/relevance_pool.py extend SLUG --split dev --focus 50 --rest 15  # read more
+    .venv/bin/python -m scripts.relevance_pool splits                 # once: copy the papers in
+    .venv/bin/python -m scripts.relevance_pool pool SLUG --split dev  # a topic's pool, to read
+    .venv/bin/python -m scripts.relevance_pool extend SLUG --split dev --focus 50 --rest 15
+                                                                      # read more of a labelled pool
 
 `splits` copies the real daily papers of ../shared/fixtures/arxiv/daily/ into
 tests/fixtures/relevance/catalog/{dev,holdout}.jsonl.gz. The split is by day: the days of
@@ -38,14 +38,13 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.relevance_catalog import as_paper, rule_tagger  # noqa: E402
-from bot.topics.catalog import load_catalog  # noqa: E402
+from bench.fixtures import ROOT, json_records
+from bench.relevance_catalog import CATALOG_DIR, load_split, rule_tagger
+from bot.domain import Paper
+from bot.topics.catalog import load_catalog
 
 SHARED = ROOT.parent / "shared" / "fixtures" / "arxiv" / "daily"
-HERE = ROOT / "tests" / "fixtures" / "relevance" / "catalog"
+HERE = CATALOG_DIR
 HOLDOUT_SOURCES = (
     "meelod_daily-arXiv-ai-enhanced",
     "wlsgur073_daily-arXiv-ai-enhanced",
@@ -58,11 +57,9 @@ def build_splits() -> None:
     splits: dict[str, list[dict]] = {"dev": [], "holdout": []}
     for path in sorted(SHARED.glob("*/*.jsonl")):
         split = "holdout" if path.parent.name in HOLDOUT_SOURCES else "dev"
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                row["source"] = path.parent.name
-                splits[split].append(row)
+        for row in json_records(path):
+            row["source"] = path.parent.name
+            splits[split].append(row)
     for split, rows in splits.items():
         out = HERE / f"{split}.jsonl.gz"
         # mtime=0: the same papers always give the same bytes (and sha256).
@@ -70,11 +67,6 @@ def build_splits() -> None:
             for row in sorted(rows, key=lambda r: (r["date"], r["arxiv_id"])):
                 f.write((json.dumps(row, ensure_ascii=False) + "\n").encode())
         print(f"{split}: {len(rows)} papers -> {out.relative_to(ROOT)}")
-
-
-def load_split(split: str) -> list[dict]:
-    with gzip.open(HERE / f"{split}.jsonl.gz", "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def topics() -> dict[str, dict]:
@@ -85,13 +77,18 @@ def topics() -> dict[str, dict]:
     }
 
 
-def write_reading(rows: list[dict], out: Path) -> Path:
+def write_reading(papers: list[Paper], out: Path) -> Path:
     """A reading file: what a labeller sees of each paper, in the order given, and nothing
     that says why a paper was drawn."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f:
-        for row in rows:
-            keep = {k: row[k] for k in ("arxiv_id", "title", "abstract", "categories")}
+        for paper in papers:
+            keep = {
+                "arxiv_id": paper.arxiv_id,
+                "title": paper.title,
+                "abstract": paper.abstract,
+                "categories": list(paper.categories),
+            }
             f.write(json.dumps(keep, ensure_ascii=False) + "\n")
     return out
 
@@ -108,15 +105,15 @@ def make_pool(slug: str, split: str, *, force: bool = False) -> None:
         sys.exit(f"no catalog topic {slug!r}")
     tagger = rule_tagger(catalog, [slug])
     screen = re.compile(spec["screen"], re.IGNORECASE)
-    rows = load_split(split)
+    by_id = load_split(split)
     strata: dict[str, list[str]] = {"rule": [], "screen": [], "control": []}
-    for row in rows:
-        if slug in tagger.tag(as_paper(row)):
-            strata["rule"].append(row["arxiv_id"])
-        elif screen.search(row["title"] + "\n" + row["abstract"]):
-            strata["screen"].append(row["arxiv_id"])
+    for arxiv_id, paper in by_id.items():
+        if slug in tagger.tag(paper):
+            strata["rule"].append(arxiv_id)
+        elif screen.search(paper.title + "\n" + paper.abstract):
+            strata["screen"].append(arxiv_id)
         else:
-            strata["control"].append(row["arxiv_id"])
+            strata["control"].append(arxiv_id)
     rng = random.Random(f"{slug}/{split}")
     record: dict = {"slug": slug, "split": split, "strata": {}}
     chosen: list[str] = []
@@ -131,7 +128,6 @@ def make_pool(slug: str, split: str, *, force: bool = False) -> None:
         sys.exit(f"{target} exists and would change; --force re-draws it (then re-label)")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(record, indent=1) + "\n")
-    by_id = {row["arxiv_id"]: row for row in rows}
     reading = [by_id[i] for i in chosen]
     rng.shuffle(reading)
     out = write_reading(reading, READ / split / f"{slug}.jsonl")
@@ -183,14 +179,13 @@ def extend_pool(slug: str, split: str, more_focus: int, more_rest: int, more_rul
     labelled = {t.slug: t for t in labelled_topics(split)[0]}
     if slug not in labelled:
         sys.exit(f"{slug} ({split}): no label file that fits the pool; label the pool first")
-    rows = load_split(split)
-    by_id = {row["arxiv_id"]: row for row in rows}
-    docs = {i: Document.from_paper(as_paper(row)) for i, row in by_id.items()}
+    by_id = load_split(split)
+    docs = {i: Document.from_paper(paper) for i, paper in by_id.items()}
     then, why = rule_then(labelled[slug], docs, load_catalog())
     if then is None:
         sys.exit(f"{slug} ({split}): stratum R cannot be rebuilt: {why}")
     screen = re.compile(spec["screen"], re.IGNORECASE)
-    text = {i: row["title"] + "\n" + row["abstract"] for i, row in by_id.items()}
+    text = {i: paper.title + "\n" + paper.abstract for i, paper in by_id.items()}
     screen_ids = sorted(i for i in by_id if i not in then and screen.search(text[i]))
     pool = load_pool(target)
     if len(screen_ids) != sum(pool.strata[n].size for n in ("focus", "screen") if n in pool.strata):

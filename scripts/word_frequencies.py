@@ -1,6 +1,6 @@
 """Regenerate bot/topics/word_frequencies.tsv: how often each word key occurs in abstracts.
 
-    .venv/bin/python scripts/word_frequencies.py ../shared/fixtures/arxiv/daily/*/*.jsonl
+    .venv/bin/python -m scripts.word_frequencies ../shared/fixtures/arxiv/daily/*/*.jsonl
 
 The tagger uses these document frequencies only to pick, for each rule, the rarest
 terms to index it by (so fewer rules run per paper); matching results never depend
@@ -9,15 +9,12 @@ on them. Keeps the most common words, with the share of papers containing each.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bot.topics.document import tokenize, word_key  # noqa: E402
+from bench.fixtures import ROOT, read_paper_file
+from bot.topics.document import tokenize, word_key
 
 KEEP = 3000
 
@@ -26,9 +23,8 @@ def main(paths: list[str]) -> None:
     counts: Counter[str] = Counter()
     papers = 0
     for path in paths:
-        for line in Path(path).read_text("utf-8").splitlines():
-            record = json.loads(line)
-            text = f"{record.get('title', '')} {record.get('abstract', '')}"
+        for paper in read_paper_file(Path(path)):
+            text = f"{paper.title} {paper.abstract}"
             counts.update({word_key(token) for token in tokenize(text)})
             papers += 1
     out = ROOT / "bot/topics/word_frequencies.tsv"

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from storage.database import Database
-from tests.postgres import PG_URL
+from tests.support.postgres import PG_URL
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SQLITE_URL = "sqlite+aiosqlite:///"

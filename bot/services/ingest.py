@@ -135,21 +135,23 @@ def paper_from_json(record: dict[str, object]) -> Paper:
 
 
 def read_json_lines(lines: Iterable[str]) -> list[Paper]:
-    return [paper_from_json(json.loads(line)) for line in lines if line.strip()]
+    """The papers of JSON lines, one `paper_from_json` record a line (blank lines skipped);
+    a line that is not one raises ValueError naming its number."""
+    papers = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            papers.append(paper_from_json(json.loads(line)))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"line {number} is not a paper record: {exc}") from exc
+    return papers
 
 
 def read_papers(data: bytes) -> list[Paper]:
     """A saved arXiv response, or JSON lines with arxiv_id, title, abstract, ..."""
     if data.lstrip()[:1] in (b"{", b""):
-        papers = []
-        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                papers.append(paper_from_json(json.loads(line)))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"line {number} is not a paper record: {exc}") from exc
-        return papers
+        return read_json_lines(data.decode("utf-8").splitlines())
     return list(parse_feed(data).papers)
 
 

@@ -17,7 +17,7 @@ from bot.arxiv.client import USER_AGENT, ArxivClient, RequestSpacer
 from bot.config import Settings
 from bot.services.poll import Poller
 from storage.database import Database
-from tests.fakes.arxiv_server import Canned, FakeArxiv, Seen, serve_fake_arxiv
+from tests.support.arxiv_server import Canned, FakeArxiv, Seen, serve_fake_arxiv
 
 ARXIV = Path(__file__).parents[1] / "fixtures" / "arxiv"
 SMALL_RSS = (ARXIV / "rss/msudars_laya-reader/arxiv_rss.xml").read_bytes()

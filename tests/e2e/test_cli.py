@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.arxiv_server import Canned, serve_fake_arxiv
-from tests.fakes.slack_server import serve_fake_slack
-from tests.fakes.telegram_server import serve_fake_telegram
+from tests.support.arxiv_server import Canned, serve_fake_arxiv
+from tests.support.slack_server import serve_fake_slack
+from tests.support.telegram_server import serve_fake_telegram
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "arxiv"
 SMALL_RSS = FIXTURES / "rss" / "msudars_laya-reader" / "arxiv_rss.xml"

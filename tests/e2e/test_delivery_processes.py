@@ -24,8 +24,8 @@ from bot.services.ingest import store
 from bot.topics.catalog import load_catalog
 from storage.database import Database
 from tests.conftest import require_postgres
-from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
-from tests.postgres import create_database, drop_database, registered_processes
+from tests.support.postgres import create_database, drop_database, registered_processes
+from tests.support.telegram_server import FakeTelegram, serve_fake_telegram
 
 TOKEN = "123456:TEST-token"
 

@@ -20,8 +20,8 @@ from bot.topics.catalog import load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database
-from tests.fakes.slack_server import FakeSlack, serve_fake_slack
-from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
+from tests.support.slack_server import FakeSlack, serve_fake_slack
+from tests.support.telegram_server import FakeTelegram, serve_fake_telegram
 
 TOKEN = "123456:TEST-token"
 ALICE = Chat(id=1, platform=Platform.TELEGRAM, external_id="111")

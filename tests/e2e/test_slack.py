@@ -23,7 +23,7 @@ from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database
-from tests.fakes.slack_server import (
+from tests.support.slack_server import (
     FakeSlack,
     app_home_opened_event,
     block_action_body,

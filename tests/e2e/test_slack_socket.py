@@ -21,8 +21,8 @@ from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database
-from tests.fakes.slack_server import Ack, FakeSlack, FakeSocketMode, serve_fake_slack
-from tests.fakes.slack_socket import ACK_DEADLINE
+from tests.support.slack_server import Ack, FakeSlack, FakeSocketMode, serve_fake_slack
+from tests.support.slack_socket import ACK_DEADLINE
 
 TEAM, CHANNEL, ALICE = "T0PAPERW1", "C0PAPERS1", "U0ALICE01"
 

@@ -26,7 +26,7 @@ from handlers.base import Context
 from handlers.commands import REGISTRY
 from handlers.rate_limit import CommandRateLimit
 from storage.database import Database
-from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
+from tests.support.telegram_server import FakeTelegram, serve_fake_telegram
 
 TOKEN = "123456:TEST-token"
 ALICE = 111  # a private chat (chat id = user id)

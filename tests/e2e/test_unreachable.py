@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_cli import paperwatch
-from tests.fakes.arxiv_server import serve_fake_arxiv
+from tests.support.arxiv_server import serve_fake_arxiv
 
 HINT = "check the network connection, the proxy"
 INFO = {"PAPERWATCH_LOG_LEVEL": "INFO"}  # the default level: every line a person would see

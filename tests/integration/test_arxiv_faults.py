@@ -1,5 +1,5 @@
 """arXiv faults and hostile answers, end to end: the real httpx client against the local
-fake arXiv (tests/fakes/arxiv_server.py), a real database, injected sleeps and clocks.
+fake arXiv (tests/support/arxiv_server.py), a real database, injected sleeps and clocks.
 
 Nothing here waits for real backoff: every wait goes to an injected `sleep`; the only
 real wait is a poll timeout of a few milliseconds against a sleep that never ends.
@@ -31,8 +31,8 @@ from bot.services.poll import Poller
 from handlers.status import describe
 from storage.database import Database
 from storage.politeness import REQUESTS_SOURCE, DatabaseRequestStamp
-from tests.fakes.arxiv_server import Canned, FakeArxiv, gzip_bomb, serve_fake_arxiv
-from tests.fakes.oai_repository import OaiRepository, real_records, record_categories
+from tests.support.arxiv_server import Canned, FakeArxiv, gzip_bomb, serve_fake_arxiv
+from tests.support.oai_repository import OaiRepository, real_records, record_categories
 
 ARXIV = Path(__file__).parents[1] / "fixtures" / "arxiv"
 SMALL_RSS = (ARXIV / "rss/msudars_laya-reader/arxiv_rss.xml").read_bytes()

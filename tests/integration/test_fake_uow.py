@@ -1,7 +1,7 @@
 """The fake unit of work answers as storage does, for every call it fakes.
 
 One script of calls through `bot.ports.UnitOfWork` runs on a real database and on
-`tests.fakes.uow.FakeDatabase`; the answers must be equal (`created_at` aside, which the
+`tests.support.uow.FakeDatabase`; the answers must be equal (`created_at` aside, which the
 fake leaves None). A change in storage that the fake does not follow fails here, so
 pure handler tests (`tests/unit/test_handlers_pure.py`) keep meaning what they say.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
 from bot.ports import UnitOfWork
 from storage.database import Database
-from tests.fakes.uow import FakeDatabase
+from tests.support.uow import FakeDatabase
 
 ALICE = ChatRef(Platform.TELEGRAM, "1001")
 GROUP = ChatRef(Platform.SLACK, "C0GROUP")

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from storage.database import Database
 from tests.conftest import require_postgres
-from tests.postgres import create_database, drop_database
+from tests.support.postgres import create_database, drop_database
 
 pytestmark = pytest.mark.postgres
 

@@ -17,7 +17,7 @@ import pytest
 from bot import ports
 from storage.database import Database
 from storage.uow import UnitOfWork
-from tests.fakes.uow import FakeDatabase, FakeUnitOfWork
+from tests.support.uow import FakeDatabase, FakeUnitOfWork
 
 
 def _typed(real: UnitOfWork, fake: FakeUnitOfWork) -> list[ports.UnitOfWork]:
@@ -78,7 +78,7 @@ def test_same_signatures(port: type, implementation: type) -> None:
 
 def test_every_repository_is_checked() -> None:
     """Storage implements every repository of the port; the fake all but three, whose
-    properties raise (`tests.fakes.uow`)."""
+    properties raise (`tests.support.uow`)."""
     ports_repositories = {
         n for n, m in _members(ports.UnitOfWork).items() if isinstance(m, property)
     }

@@ -28,7 +28,7 @@ from tests.integration.test_digest_folding import (
     digest_chats_with_waiting_papers,
     digests_per_chat,
 )
-from tests.postgres import Cluster, postgres_bindir, throwaway_cluster
+from tests.support.postgres import Cluster, postgres_bindir, throwaway_cluster
 
 RECOVERY = 10.0  # seconds, the goal
 

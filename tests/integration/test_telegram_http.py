@@ -21,7 +21,7 @@ from telegram.error import BadRequest, NetworkError, TimedOut
 from telegram.request import BaseRequest
 
 from bot.adapters.telegram.transport import AiohttpRequest
-from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
+from tests.support.telegram_server import FakeTelegram, serve_fake_telegram
 
 TOKEN = "123456:HTTP-test"
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40  # arbitrary binary, NUL bytes included

@@ -25,14 +25,14 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
-from tests.fakes.slack_blocks import (
+from tests.support.slack_blocks import (
     MAX_MESSAGE_TEXT,
     check_blocks,
     escape_mrkdwn,
     message_text_length,
     mrkdwn_problem,
 )
-from tests.fakes.slack_server import (
+from tests.support.slack_server import (
     FakeSlack,
     app_home_opened_event,
     block_action_body,

@@ -22,13 +22,13 @@ from telegram.error import (
 )
 from telegram.ext import Application, CommandHandler, ContextTypes
 
-from tests.fakes.telegram_html import (
+from tests.support.telegram_html import (
     check_reply_markup,
     check_telegram_html,
     parse_telegram_html,
     utf16_len,
 )
-from tests.fakes.telegram_server import FakeTelegram, serve_fake_telegram
+from tests.support.telegram_server import FakeTelegram, serve_fake_telegram
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PARSE = "Bad Request: can't parse entities: "

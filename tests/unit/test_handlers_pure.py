@@ -1,6 +1,6 @@
 """Real chat commands against the fake unit of work: no database, no adapter.
 
-`tests/fakes/uow.py` implements `bot.ports.UnitOfWork` in memory (and
+`tests/support/uow.py` implements `bot.ports.UnitOfWork` in memory (and
 `tests/integration/test_fake_uow.py` holds it to storage's answers); these tests run the
 registered handlers through `Registry.dispatch`, as every adapter does.
 """
@@ -16,7 +16,7 @@ from bot.topics.catalog import Catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from handlers.text import parse_command
-from tests.fakes.uow import FakeDatabase
+from tests.support.uow import FakeDatabase
 
 NOW = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 CHAT = ChatRef(Platform.TELEGRAM, "4242")

@@ -26,8 +26,8 @@ from bot.topics.card import (
     Title,
     card,
 )
-from tests.fakes.slack_blocks import check_blocks
-from tests.fakes.telegram_html import check_telegram_html, parse_telegram_html, utf16_len
+from tests.support.slack_blocks import check_blocks
+from tests.support.telegram_html import check_telegram_html, parse_telegram_html, utf16_len
 
 # Hostile but unambiguous in every markup: no "*", "_" or "|", which Slack's mrkdwn reads.
 TITLE = "Agents <script> & $\\mathcal{O}(n^2)$ $<$ bounds: عربي עברית 🚀"

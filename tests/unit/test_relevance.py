@@ -7,14 +7,13 @@ flagship topic or the seed tags clearly worse fails here.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench import relevance
 from bot.topics.catalog import load_catalog
 from bot.topics.query import CATALOG_LIMITS, QueryError, parse_query
 from bot.topics.resolve import resolve_topic
@@ -49,17 +48,6 @@ MIN_HOLDOUT_F1 = 0.25
 MAX_HOLDOUT_FALSE_POSITIVE_RATE = 0.025
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_relevance", ROOT / "bench" / "relevance.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def catalog():
     return load_catalog()
@@ -67,7 +55,7 @@ def catalog():
 
 @pytest.fixture(scope="module")
 def figures(catalog):
-    return _bench().measure(catalog)
+    return relevance.measure(catalog)
 
 
 # --- the catalog itself ---------------------------------------------------------------

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import random
 from pathlib import Path
@@ -36,6 +35,7 @@ from bench.relevance_catalog import (
 )
 from bench.relevance_tags import curated_agreement, percentile
 from bot.topics.catalog import load_catalog
+from scripts import relevance_audit, relevance_pool
 
 MAX_DROP = 0.05
 FIGURES = CATALOG_DIR / "figures.json"
@@ -157,7 +157,6 @@ def test_a_pool_with_unknown_strata_does_not_count():
 
 
 def test_widening_divides_s_keeps_every_paper_read_and_draws_only_unread_ones():
-    relevance_pool = _pool_script()
     screen_ids = [f"s{i:03}" for i in range(200)]
     focus = {f"s{i:03}" for i in range(0, 200, 4)}  # 50 papers
     already = ["s000", "s001", "s002", "s003", "s101"]
@@ -181,15 +180,6 @@ def test_widening_divides_s_keeps_every_paper_read_and_draws_only_unread_ones():
     # A part with fewer unread papers than asked gives what it has.
     again = relevance_pool.divide_and_draw(record, screen_ids, focus, 100, 0, random.Random(2))
     assert len(again) == 19 and len(record["strata"]["focus"]["read"]) == 50
-
-
-def _pool_script(name: str = "relevance_pool"):
-    spec = importlib.util.spec_from_file_location(
-        name, CATALOG_DIR.parents[3] / "scripts" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_a_label_that_is_not_a_bool_is_refused_with_its_line(tmp_path):
@@ -307,7 +297,7 @@ def test_the_splits_share_no_paper():
 
 def test_no_labelled_topic_drops_below_its_committed_dev_f1(catalog):
     if not FIGURES.exists():
-        pytest.skip("no figures.json yet: run bench/relevance.py --write-figures")
+        pytest.skip("no figures.json yet: run python -m bench.relevance --write-figures")
     committed = json.loads(FIGURES.read_text(encoding="utf-8"))["topics"]
     now = relevance.catalog_figures(catalog, "dev")
     assert now["problems"] == []
@@ -322,7 +312,7 @@ def test_no_labelled_topic_drops_below_its_committed_dev_f1(catalog):
 
 def test_figures_json_holds_dev_figures_only():
     if not FIGURES.exists():
-        pytest.skip("no figures.json yet: run bench/relevance.py --write-figures")
+        pytest.skip("no figures.json yet: run python -m bench.relevance --write-figures")
     text = FIGURES.read_text(encoding="utf-8")
     assert "holdout" not in text and "held-out" not in text
 
@@ -377,7 +367,7 @@ def test_dev_folds_split_by_day_and_keep_each_topics_pool_weights():
 
 
 def test_label_agreement_is_the_share_alike_and_cohens_kappa():
-    agreement = _pool_script("relevance_audit").agreement
+    agreement = relevance_audit.agreement
     first = {"a": True, "b": True, "c": False, "d": False, "e": True}
     second = {"a": True, "b": False, "c": False, "d": False, "x": True}  # x: not in first
     # 4 common papers, 3 alike: 0.75. p1 = 2/4, p2 = 1/4; chance = 0.5*0.25 + 0.5*0.75 = 0.5;

@@ -10,7 +10,7 @@ from bot.adapters import console
 from bot.adapters.slack import commands as slack
 from bot.adapters.telegram import commands as telegram
 from bot.domain import Action, Button, ChatKind, ChatRef, Command, Platform, Role
-from tests.fakes.slack_wire import block_action_payload, slash_command_fields
+from tests.support.slack_wire import block_action_payload, slash_command_fields
 
 ALICE = User(id=7, first_name="Alice", is_bot=False)
 WHEN = datetime(2026, 3, 2, tzinfo=UTC)

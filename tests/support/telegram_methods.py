@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.telegram_html import (
+from tests.support.telegram_html import (
     ParsedHtml,
     check_bot_commands,
     check_message_text,

@@ -34,13 +34,13 @@ from typing import Any, TypeVar
 
 from aiohttp import WSMsgType, web
 
-from tests.fakes.slack_wire import (
+from tests.support.slack_wire import (
     DEFAULT_APP_ID,
     block_action_payload,
     event_callback,
     slash_command_fields,
 )
-from tests.fakes.waiting import Waitable
+from tests.support.waiting import Waitable
 
 T = TypeVar("T")
 ACK_DEADLINE = 3.0  # seconds Slack waits for the ack of a command or a button press

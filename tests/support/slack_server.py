@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes.slack_methods import (
+from tests.support.slack_methods import (
     APP_TOKEN_METHODS,
     METHODS,
     Posted,
@@ -43,8 +43,8 @@ from tests.fakes.slack_methods import (
     UploadedFile,
     WebApiMethods,
 )
-from tests.fakes.slack_socket import Ack, Connection, FakeSocketMode
-from tests.fakes.slack_wire import (
+from tests.support.slack_socket import Ack, Connection, FakeSocketMode
+from tests.support.slack_wire import (
     DEFAULT_APP_ID,
     DEFAULT_APP_TOKEN,
     DEFAULT_BOT_ID,
@@ -59,7 +59,7 @@ from tests.fakes.slack_wire import (
     signed_request_headers,
     slash_command_body,
 )
-from tests.fakes.waiting import Waitable
+from tests.support.waiting import Waitable
 
 __all__ = [
     "Ack",

@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from tests.fakes.telegram_methods import Upload
-from tests.fakes.wire import read_body
+from tests.support.telegram_methods import Upload
+from tests.support.wire import read_body
 
 JSON_FIELDS = {"reply_markup", "entities", "caption_entities", "allowed_updates", "commands"}
 JSON_FIELDS |= {"scope", "link_preview_options", "reply_parameters"}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from tests.fakes.arxiv_server import Canned, Seen
+from tests.support.arxiv_server import Canned, Seen
 
 OAI_FIXTURES = Path(__file__).parents[1] / "fixtures" / "arxiv" / "oai_pmh"
 SOURCES = (

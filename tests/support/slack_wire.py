@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from tests.fakes.wire import read_body
+from tests.support.wire import read_body
 
 DEFAULT_BOT_TOKEN = "xoxb-0000000000-paperwatch-fake"
 DEFAULT_APP_TOKEN = "xapp-1-A0PAPERW1-0000000000-paperwatch-fake"  # Socket Mode

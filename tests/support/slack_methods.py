@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tests.fakes.slack_blocks import check_message, check_view
-from tests.fakes.slack_wire import DEFAULT_TEAM_DOMAIN, Reply
+from tests.support.slack_blocks import check_message, check_view
+from tests.support.slack_wire import DEFAULT_TEAM_DOMAIN, Reply
 
 if TYPE_CHECKING:
-    from tests.fakes.slack_socket import FakeSocketMode
+    from tests.support.slack_socket import FakeSocketMode
 
 RESPONSE_URL_USES = 5  # Slack accepts up to five posts to one response_url
 _CHANNEL = re.compile(r"[CGD][A-Z0-9]{2,}|#?[a-z0-9][a-z0-9_-]{0,79}")

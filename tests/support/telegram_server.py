@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes.telegram_html import utf16_len
-from tests.fakes.telegram_methods import (
+from tests.support.telegram_html import utf16_len
+from tests.support.telegram_methods import (
     CONFLICT,
     METHODS,
     ApiError,
@@ -35,8 +35,8 @@ from tests.fakes.telegram_methods import (
     Upload,
     scope_key,
 )
-from tests.fakes.telegram_wire import WireServer
-from tests.fakes.waiting import Waitable
+from tests.support.telegram_wire import WireServer
+from tests.support.waiting import Waitable
 
 __all__ = ["ApiError", "FakeTelegram", "Rejected", "Sent", "Upload", "serve_fake_telegram"]
 
