@@ -72,40 +72,59 @@ class PaperRepository:
     def __init__(self, session: AsyncSession) -> None:
         self._s = session
 
-    async def upsert(self, papers: Iterable[Paper]) -> UpsertResult:
+    async def upsert(self, papers: Iterable[Paper], *, sample: bool = False) -> UpsertResult:
         """Store papers by version-free id: insert new ones, move known ones to a newer
         version (metadata refreshed), ignore repeats. A batch may repeat an id; the
         highest version wins. Replacement announcements of unknown papers are stored
         (they still never count as new: callers decide that from `announce_type`).
+
+        `sample`: these are bundled sample papers (`papers.sample`), which momentum never
+        counts; so is any paper with a `sample:` key (`Paper.is_sample`). A real paper
+        whose id is stored as a sample one takes its place (its metadata and announcement
+        date, the flag cleared) and is reported as updated; a sample paper never
+        overwrites a real one.
         """
         latest: dict[str, Paper] = {}
         for paper in papers:
             seen = latest.get(paper.arxiv_id)
             if seen is None or paper.version > seen.version:
                 latest[paper.arxiv_id] = paper
-        existing: dict[str, tuple[int, int]] = {}
+        existing: dict[str, tuple[int, int, bool]] = {}
         for chunk in chunks(list(latest)):
-            stmt = select(PaperRow.arxiv_id, PaperRow.id, PaperRow.version).where(
+            stmt = select(PaperRow.arxiv_id, PaperRow.id, PaperRow.version, PaperRow.sample).where(
                 PaperRow.arxiv_id.in_(chunk)
             )
-            existing.update({a: (i, v) for a, i, v in (await self._s.execute(stmt)).all()})
+            existing.update({a: (i, v, f) for a, i, v, f in (await self._s.execute(stmt)).all()})
         new, updated, unchanged = [], [], []
         for arxiv_id, paper in latest.items():
-            if arxiv_id not in existing:
+            stored, flag = existing.get(arxiv_id), sample or paper.is_sample
+            if stored is None:
                 new.append(paper)
-            elif paper.version > existing[arxiv_id][1]:
+            elif flag and not stored[2]:
+                unchanged.append(arxiv_id)
+            elif paper.version > stored[1] or (stored[2] and not flag):
                 updated.append(paper)
             else:
                 unchanged.append(arxiv_id)
         now = utcnow()
         if new:
-            rows = [{**_paper_values(p), "ingested_at": now, "updated_at": now} for p in new]
+            rows = [
+                {
+                    **_paper_values(p),
+                    "ingested_at": now,
+                    "updated_at": now,
+                    "sample": sample or p.is_sample,
+                }
+                for p in new
+            ]
             for chunk in chunks(rows, 200):
                 await self._s.execute(PaperRow.__table__.insert(), list(chunk))
         for paper in updated:
             values = _paper_values(paper)
             if paper.announced is None:
                 values.pop("announced")  # keep the first announcement date
+            if not (sample or paper.is_sample):
+                values["sample"] = False
             await self._s.execute(
                 update(PaperRow)
                 .where(PaperRow.id == existing[paper.arxiv_id][0])
@@ -217,9 +236,12 @@ class PaperRepository:
         return [_paper(r, tag_map.get(r.id, ())) for r in rows]
 
     async def new_since(self, since: datetime) -> int:
-        """How many new papers ingests have brought in after `since`."""
-        stmt = select(func.coalesce(func.sum(BatchRow.papers), 0)).where(
-            BatchRow.created_at > since
+        """How many new papers ingests have brought in after `since` (sample papers
+        never count)."""
+        stmt = (
+            select(func.count(PaperRow.id))
+            .join(BatchRow, BatchRow.id == PaperRow.batch_id)
+            .where(BatchRow.created_at > since, ~PaperRow.sample)
         )
         return int((await self._s.execute(stmt)).scalar_one())
 
