@@ -222,15 +222,19 @@ class PaperRepository:
             return None
         return _paper(row, (await self._tags_for([row.id])).get(row.id, ()))
 
-    async def latest(self, tags: Sequence[str] | None = None, limit: int = 5) -> list[Paper]:
-        """Newest papers first (by announcement, then arXiv id), optionally with any of `tags`."""
+    async def latest(
+        self, tags: Sequence[str] | None = None, limit: int = 5, offset: int = 0
+    ) -> list[Paper]:
+        """Newest papers first (by announcement, then arXiv id), optionally with any of
+        `tags`: `limit` of them after the first `offset` (a page of /latest)."""
         stmt = select(PaperRow)
         if tags is not None:
-            tagged = select(PaperTagRow.paper_id).where(PaperTagRow.tag.in_(list(tags)))
-            stmt = stmt.where(PaperRow.id.in_(tagged))
-        stmt = stmt.order_by(
-            PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc()
-        ).limit(limit)
+            stmt = stmt.where(PaperRow.id.in_(_tagged(tags)))
+        stmt = (
+            stmt.order_by(PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
         rows = list((await self._s.execute(stmt)).scalars())
         tag_map = await self._tags_for([r.id for r in rows])
         return [_paper(r, tag_map.get(r.id, ())) for r in rows]
@@ -271,5 +275,14 @@ class PaperRepository:
             result.setdefault(paper_id, []).append(tag)
         return result
 
-    async def count(self) -> int:
-        return int((await self._s.execute(select(func.count(PaperRow.id)))).scalar_one())
+    async def count(self, tags: Sequence[str] | None = None) -> int:
+        """Papers stored, or those with any of `tags`."""
+        stmt = select(func.count(PaperRow.id))
+        if tags is not None:
+            stmt = stmt.where(PaperRow.id.in_(_tagged(tags)))
+        return int((await self._s.execute(stmt)).scalar_one())
+
+
+def _tagged(tags: Sequence[str]) -> Any:
+    """The ids of papers with any of `tags` (a subquery)."""
+    return select(PaperTagRow.paper_id).where(PaperTagRow.tag.in_(list(tags)))
