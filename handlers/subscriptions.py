@@ -259,24 +259,22 @@ async def list_(cmd: Command, ctx: Context) -> Reply:
     )
 
 
-def _topic_and_page(text: str, subs: Sequence[Subscription], ctx: Context) -> tuple[str, int]:
+def _topic_and_page(
+    text: str, subs: Sequence[Subscription], ctx: Context
+) -> tuple[str, int | None]:
     """ "Diffusion Models 2" -> ("Diffusion Models", 2): a last word in digits is a page
-    number, unless the whole text names a followed subscription or a catalog topic as it
-    is (a topic called "GPT 4" stays one)."""
+    number (None when it is no page: 0, or too long), unless the whole text names a
+    followed subscription or a catalog topic as it is (a topic called "GPT 4" stays one)."""
     words = text.split()
-    page = _page_number(words[-1]) if words else None
-    if page is None:
+    if not (words and words[-1].isascii() and words[-1].isdigit()):
         return text, 1
-    rest = " ".join(words[:-1])
-    if not rest:
-        return "", page
     whole = text.strip().lower()
     if any(whole in (s.tag.lower(), s.label.lower(), s.target.lower()) for s in subs):
         return text, 1
     resolution = resolve_topic(text, ctx.catalog)
-    if resolution.topic is not None and resolution.exact:
+    if len(words) > 1 and resolution.topic is not None and resolution.exact:
         return text, 1
-    return rest, page
+    return " ".join(words[:-1]), _page_number(words[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +316,8 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
         text, page = _topic_and_page(cmd.args, subs, ctx)
+        if page is None:
+            return usage_error(LATEST.usage, "Pages count from 1, e.g. /latest 2.")
         listing = _listing(text, subs, ctx)
         if isinstance(listing, Reply):
             return listing

@@ -90,6 +90,9 @@ async def test_latest_pages_through_a_topic(ctx: Context, fake: FakeDatabase) ->
     beyond = await say(ctx, "/latest Web Agents 4")
     assert beyond.is_error and beyond.lines[0] == "There is no page 4: these papers fill 3."
     assert "/latest [topic] [page]" in beyond.lines[1]
+    for line in ("/latest Web Agents 0", "/latest 0", "/latest 1234567"):
+        refused = await say(ctx, line)
+        assert refused.is_error and refused.lines[0] == "Pages count from 1, e.g. /latest 2."
 
 
 async def test_one_page_needs_no_paging(ctx: Context, fake: FakeDatabase) -> None:
