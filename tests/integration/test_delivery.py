@@ -221,6 +221,27 @@ async def test_daily_digest_in_the_chats_time_zone(
     assert await deliverer.drain() == 0
 
 
+async def test_a_digest_carries_momentum_once_eight_weeks_are_indexed(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/digest daily 08:00")
+    await say(chat_ctx, "/follow Web Agents")
+    first = START.date() - timedelta(days=55)  # the first day of the eight weeks
+    days = [first + timedelta(days=n) for n in range(55)]
+    background = [
+        replace(paper(100 + n, "Protein folding", "Nothing about our topics."), announced=day)
+        for n, day in enumerate(d for d in days if d.weekday() < 5)
+    ]
+    await ingest(db, small_catalog, clock, *background)
+    await ingest(db, small_catalog, clock, WEB_RL, OTHER)
+    clock.now = START.replace(hour=8)
+    assert await fold_due_digests(db.uow, clock()) == 1
+    assert await deliverer.drain() == 1
+    text = recorder.sent[0][1]
+    # 1 of the 21 papers of the last 28 days: 19 background ones, WEB_RL and OTHER.
+    assert "[1 paper, new in the last four weeks. 4.8% of all new papers.]" in text, text
+
+
 async def test_digest_time_follows_daylight_saving(db, small_catalog, clock, chat_ctx) -> None:
     clock.now = datetime(2026, 10, 24, 12, 0, tzinfo=UTC)
     await say(chat_ctx, "/timezone Europe/Berlin")
