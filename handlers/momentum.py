@@ -55,9 +55,13 @@ def _block(name: str, m: Momentum, *, note: bool = True) -> list[str]:
     return lines
 
 
+def _stale(as_of: date, ctx: Context) -> bool:
+    return ctx.clock().date() - as_of > timedelta(days=STALE_DAYS)
+
+
 def _up_to(as_of: date, ctx: Context) -> str:
     """ "up to 27 Nov 2026", or "newest paper 02 Aug 2026" when that is long ago."""
-    if ctx.clock().date() - as_of > timedelta(days=STALE_DAYS):
+    if _stale(as_of, ctx):
         return f"newest paper {as_of:%d %b %Y}"
     return f"up to {as_of:%d %b %Y}"
 
@@ -65,8 +69,7 @@ def _up_to(as_of: date, ctx: Context) -> str:
 def _heading(as_of: date, ctx: Context, m: Momentum, *, note: bool = False) -> str:
     """The first line: how far the figures reach, and over how many weeks (or, with
     `note`, why there are no rates yet)."""
-    reach = _up_to(as_of, ctx)
-    start = f"Momentum {reach}" if reach.startswith("up to") else f"Momentum, {reach}"
+    start = ("Momentum, " if _stale(as_of, ctx) else "Momentum ") + _up_to(as_of, ctx)
     if not m.compared:
         assert m.coverage is not None
         return f"{start} ({coverage_note(m.coverage)}):" if note else f"{start}:"

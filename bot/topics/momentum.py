@@ -25,7 +25,10 @@ is not in the future):
 Before that the sentence says only what is known: "21 papers since 28 Nov 2024
 (paperwatch has indexed 1 day so far; rises are shown after 8 weeks)." once the index
 is younger than four weeks, "N papers in the last four weeks (...)" after, and names the
-hole when a break is what is missing. Sparklines and charts show the covered weeks only.
+hole when a break is what is missing ("indexed N days" counts the days of the stretch).
+Counts always take every non-sample paper in their window, also from before a break;
+only what is claimed of them waits for coverage. Sparklines and charts show the covered
+weeks only.
 
 Windows. Counts are taken by announcement date in 7-day buckets ending at `as_of`
 (inclusive): bucket 0 is `as_of - 6 .. as_of`, bucket 1 the seven days before, and so
