@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bot.domain import (
     Action,
@@ -249,33 +250,73 @@ async def list_(cmd: Command, ctx: Context) -> Reply:
     )
 
 
+def _topic_and_page(
+    text: str, subs: Sequence[Subscription], ctx: Context
+) -> tuple[str, int | None]:
+    """ "Diffusion Models 2" -> ("Diffusion Models", 2): a last word in digits is a page
+    number (None when it is no page: 0, or too long), unless the whole text names a
+    followed subscription or a catalog topic as it is (a topic called "GPT 4" stays one)."""
+    words = text.split()
+    if not (words and words[-1].isascii() and words[-1].isdigit()):
+        return text, 1
+    whole = text.strip().lower()
+    if any(whole in (s.tag.lower(), s.label.lower(), s.target.lower()) for s in subs):
+        return text, 1
+    resolution = resolve_topic(text, ctx.catalog)
+    if len(words) > 1 and resolution.topic is not None and resolution.exact:
+        return text, 1
+    return " ".join(words[:-1]), _page_number(words[-1])
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """What /latest lists: the tags (None: every paper), its heading, and how a command
+    (`name`, "" for everything followed) and a button (`key`) name it again."""
+
+    tags: list[str] | None
+    heading: str
+    name: str = ""
+    key: str = ""
+
+
+def _listing(text: str, subs: Sequence[Subscription], ctx: Context) -> _Listing | Reply:
+    """What `/latest <text>` lists, or the answer when `text` names nothing."""
+    if not text:
+        tags = [subscription_tag(s) for s in subs] or None
+        return _Listing(tags, "Latest in the topics you follow" if tags else "Latest papers")
+    resolution = resolve_topic(text, ctx.catalog)
+    own = find_subscription(text, subs, ctx.catalog)
+    topic = resolution.topic if own is None else ctx.catalog.by_slug(own.tag)
+    if topic is not None:  # any catalog topic, followed or not
+        return _Listing([topic.slug], f"Latest in {topic.name}", topic.name, topic.slug)
+    if own is not None:  # an own query (or a topic gone from the catalog)
+        return _Listing([subscription_tag(own)], f"Latest for {own.label}", own.label, own.tag)
+    if text.strip().startswith("q:"):  # a button of a query since unfollowed
+        return Reply.text(
+            "This chat no longer follows that query. /list shows what it follows.",
+            is_error=True,
+        )
+    return unknown_topic(text, resolution.suggestions)
+
+
 async def latest(cmd: Command, ctx: Context) -> Reply:
-    """The newest papers on a topic, or on everything this chat follows."""
+    """The newest papers on a topic, or on everything this chat follows, `latest_limit`
+    a page: /latest [topic] [page]."""
+    size = ctx.latest_limit
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
-        tags: list[str] | None
-        if cmd.args:
-            resolution = resolve_topic(cmd.args, ctx.catalog)
-            own = find_subscription(cmd.args, subs, ctx.catalog)
-            topic = resolution.topic if own is None else ctx.catalog.by_slug(own.tag)
-            if topic is not None:  # any catalog topic, followed or not
-                tags = [topic.slug]
-                heading = f"Latest in {topic.name}:"
-            elif own is not None:  # an own query (or a topic gone from the catalog)
-                tags = [subscription_tag(own)]
-                heading = f"Latest for {own.label}:"
-            elif cmd.args.strip().startswith("q:"):  # a button of a query since unfollowed
-                return Reply.text(
-                    "This chat no longer follows that query. /list shows what it follows.",
-                    is_error=True,
-                )
-            else:
-                return unknown_topic(cmd.args, resolution.suggestions)
-        else:
-            tags = [subscription_tag(s) for s in subs] or None
-            heading = "Latest in the topics you follow:" if tags else "Latest papers:"
-        papers = await uow.papers.latest(tags, limit=ctx.latest_limit)
+        text, page = _topic_and_page(cmd.args, subs, ctx)
+        if page is None:
+            return usage_error(LATEST.usage, "Pages count from 1, e.g. /latest 2.")
+        listing = _listing(text, subs, ctx)
+        if isinstance(listing, Reply):
+            return listing
+        found = await uow.papers.count(listing.tags)
+        pages = max(1, -(-found // size))
+        if found and page > pages:  # with nothing found, every page says so
+            return usage_error(LATEST.usage, f"There is no page {page}: these papers fill {pages}.")
+        papers = await uow.papers.latest(listing.tags, limit=size, offset=(page - 1) * size)
         total = await uow.papers.count() if not papers else None
     if not papers:
         if total == 0:
@@ -285,9 +326,25 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
             )
         return Reply.text("No papers on that yet. New ones will be sent to you as they appear.")
     followed = {subscription_tag(s) for s in subs}
+    heading = listing.heading + (f", page {page} of {pages}:" if page > 1 else ":")
     return Reply(
-        lines=(heading,), papers=tuple(paper_item(ctx.catalog, p, followed, subs) for p in papers)
+        lines=(heading,),
+        papers=tuple(paper_item(ctx.catalog, p, followed, subs) for p in papers),
+        footer=_page_footer(listing, page, pages),
+        buttons=((Button("More", Action.LATEST, f"{listing.key} {page + 1}".strip()),),)
+        if page < pages
+        else (),
     )
+
+
+def _page_footer(listing: _Listing, page: int, pages: int) -> str | None:
+    """ "Page 1 of 7: /latest Diffusion Models 2 for more." (as /list says it)."""
+    if pages == 1:
+        return None
+    if page == pages:
+        return f"Page {page} of {pages}."
+    more = " ".join(w for w in ("/latest", listing.name, str(page + 1)) if w)
+    return f"Page {page} of {pages}: {more} for more."
 
 
 FOLLOW = CommandSpec(
@@ -306,4 +363,6 @@ UNFOLLOW = CommandSpec(
     changes=with_args,
 )
 LIST = CommandSpec("list", list_, "show the topics this chat follows", "/list [page]")
-LATEST = CommandSpec("latest", latest, "the newest papers on a topic", "/latest [topic]")
+LATEST = CommandSpec(
+    "latest", latest, "the newest papers on a topic, a page at a time", "/latest [topic] [page]"
+)

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -168,6 +169,9 @@ class PaperRow(Base):
     batch_id: Mapped[int | None] = mapped_column(
         ForeignKey("batches.id", ondelete="SET NULL"), index=True
     )
+    # A bundled sample paper (`bot.services.ingest.load_sample_if_empty`): shown, never
+    # counted in momentum, shares or spikes. A real announcement of it clears the flag.
+    sample: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class PaperTagRow(Base):

@@ -4,7 +4,9 @@ Counts are by `papers.announced` in 7-day buckets ending at `as_of` (bucket 0 is
 `as_of - 6 .. as_of`; see `bot.topics.momentum`), so the last four buckets are exactly
 the last 28 days and the four before them the prior 28. Every figure is a GROUP BY
 over the indexed `papers.announced` and `paper_tags (tag, paper_id)`; no paper is
-ever loaded. Papers whose announcement date is unknown (NULL) never count.
+ever loaded. Papers whose announcement date is unknown (NULL) never count, nor do the
+bundled sample papers (`papers.sample`): not in a count, the total, the newest day or the
+coverage (`bot.topics.momentum` says what coverage is and what it allows).
 
 The bucket of a paper is `(as_of - announced) / 7` in integer days: date subtraction
 on PostgreSQL, `julianday` differences on SQLite (the one dialect switch).
@@ -19,11 +21,19 @@ from typing import Any
 from sqlalchemy import Date, Integer, bindparam, cast, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.topics.momentum import AlertState, Momentum
+from bot.topics.momentum import (
+    COMPARED_WEEKS,
+    MAX_GAP,
+    WINDOW_WEEKS,
+    AlertState,
+    Coverage,
+    Momentum,
+    coverage,
+)
 from storage.models import MomentumAlertRow, PaperRow, PaperTagRow
 
-WINDOW_WEEKS = 4  # the last 28 days, and the 28 before them
-MIN_WEEKS = 2 * WINDOW_WEEKS
+MIN_WEEKS = COMPARED_WEEKS
+_COUNTED = ~PaperRow.sample  # every figure leaves the sample papers out
 _CHUNK = 500
 
 
@@ -44,7 +54,7 @@ class MomentumRepository:
 
     async def latest_announced(self, today: date | None = None) -> date | None:
         """The newest announcement date in the index, not after `today` when given."""
-        stmt = select(func.max(PaperRow.announced))
+        stmt = select(func.max(PaperRow.announced)).where(_COUNTED)
         if today is not None:
             stmt = stmt.where(PaperRow.announced <= today)
         return (await self._s.execute(stmt)).scalar_one_or_none()
@@ -52,9 +62,30 @@ class MomentumRepository:
     async def total(self, as_of: date, days: int = 28) -> int:
         """Papers of every topic announced in the `days` days ending at `as_of`."""
         stmt = select(func.count()).where(
-            PaperRow.announced.between(as_of - timedelta(days=days - 1), as_of)
+            PaperRow.announced.between(as_of - timedelta(days=days - 1), as_of), _COUNTED
         )
         return int((await self._s.execute(stmt)).scalar_one())
+
+    async def coverage(self, as_of: date, weeks: int) -> Coverage:
+        """What the index holds of the `weeks` weeks ending at `as_of` (the rule:
+        `bot.topics.momentum`): the distinct indexed days of those weeks (and of the
+        `MAX_GAP` days before, to see whether the stretch reaches back past them), and,
+        when the stretch starts inside them, the indexed day before it."""
+        start = as_of - timedelta(days=7 * weeks + MAX_GAP - 1)
+        stmt = (
+            select(PaperRow.announced)
+            .where(PaperRow.announced.between(start, as_of), _COUNTED)
+            .distinct()
+        )
+        days = list((await self._s.execute(stmt)).scalars())
+        found = coverage(days, as_of, weeks)
+        if found.since is None or found.gap_from is not None or found.weeks >= weeks:
+            return found
+        before = select(func.max(PaperRow.announced)).where(
+            PaperRow.announced < found.since, _COUNTED
+        )
+        gap_from = (await self._s.execute(before)).scalar_one_or_none()
+        return coverage(days, as_of, weeks, gap_from)
 
     async def weekly_counts(
         self, tags: Sequence[str] | None, as_of: date, weeks: int
@@ -65,7 +96,7 @@ class MomentumRepository:
         stmt = (
             select(PaperTagRow.tag, bucket, func.count())
             .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
-            .where(PaperRow.announced.between(start, as_of))
+            .where(PaperRow.announced.between(start, as_of), _COUNTED)
             .group_by(PaperTagRow.tag, bucket)
         )
         found: dict[str, list[int]] = {}
@@ -83,7 +114,8 @@ class MomentumRepository:
         self, tags: Sequence[str] | None, as_of: date, weeks: int = 26
     ) -> dict[str, Momentum]:
         """Momentum of each tag in `tags` (zero figures for tags without papers), or of
-        every tag with papers in the last `weeks` weeks when `tags` is None."""
+        every tag with papers in the last `weeks` weeks when `tags` is None; each says
+        what the index covers (`Momentum.coverage`)."""
         if weeks < MIN_WEEKS:
             raise ValueError(f"weeks must be at least {MIN_WEEKS}, not {weeks}")
         wanted = None if tags is None else list(dict.fromkeys(tags))
@@ -91,6 +123,7 @@ class MomentumRepository:
             return {}
         counts = await self.weekly_counts(wanted, as_of, weeks)
         everything = await self.total(as_of)
+        held = await self.coverage(as_of, weeks)
         names = wanted if wanted is not None else sorted(counts)
         result = {}
         for tag in names:
@@ -102,6 +135,7 @@ class MomentumRepository:
                 prior_28=sum(weekly[-MIN_WEEKS:-WINDOW_WEEKS]),
                 all_last_28=everything,
                 as_of=as_of,
+                coverage=held,
             )
         return result
 

@@ -72,40 +72,59 @@ class PaperRepository:
     def __init__(self, session: AsyncSession) -> None:
         self._s = session
 
-    async def upsert(self, papers: Iterable[Paper]) -> UpsertResult:
+    async def upsert(self, papers: Iterable[Paper], *, sample: bool = False) -> UpsertResult:
         """Store papers by version-free id: insert new ones, move known ones to a newer
         version (metadata refreshed), ignore repeats. A batch may repeat an id; the
         highest version wins. Replacement announcements of unknown papers are stored
         (they still never count as new: callers decide that from `announce_type`).
+
+        `sample`: these are bundled sample papers (`papers.sample`), which momentum never
+        counts; so is any paper with a `sample:` key (`Paper.is_sample`). A real paper
+        whose id is stored as a sample one takes its place (its metadata and announcement
+        date, the flag cleared) and is reported as updated; a sample paper never
+        overwrites a real one.
         """
         latest: dict[str, Paper] = {}
         for paper in papers:
             seen = latest.get(paper.arxiv_id)
             if seen is None or paper.version > seen.version:
                 latest[paper.arxiv_id] = paper
-        existing: dict[str, tuple[int, int]] = {}
+        existing: dict[str, tuple[int, int, bool]] = {}
         for chunk in chunks(list(latest)):
-            stmt = select(PaperRow.arxiv_id, PaperRow.id, PaperRow.version).where(
+            stmt = select(PaperRow.arxiv_id, PaperRow.id, PaperRow.version, PaperRow.sample).where(
                 PaperRow.arxiv_id.in_(chunk)
             )
-            existing.update({a: (i, v) for a, i, v in (await self._s.execute(stmt)).all()})
+            existing.update({a: (i, v, f) for a, i, v, f in (await self._s.execute(stmt)).all()})
         new, updated, unchanged = [], [], []
         for arxiv_id, paper in latest.items():
-            if arxiv_id not in existing:
+            stored, flag = existing.get(arxiv_id), sample or paper.is_sample
+            if stored is None:
                 new.append(paper)
-            elif paper.version > existing[arxiv_id][1]:
+            elif flag and not stored[2]:
+                unchanged.append(arxiv_id)
+            elif paper.version > stored[1] or (stored[2] and not flag):
                 updated.append(paper)
             else:
                 unchanged.append(arxiv_id)
         now = utcnow()
         if new:
-            rows = [{**_paper_values(p), "ingested_at": now, "updated_at": now} for p in new]
+            rows = [
+                {
+                    **_paper_values(p),
+                    "ingested_at": now,
+                    "updated_at": now,
+                    "sample": sample or p.is_sample,
+                }
+                for p in new
+            ]
             for chunk in chunks(rows, 200):
                 await self._s.execute(PaperRow.__table__.insert(), list(chunk))
         for paper in updated:
             values = _paper_values(paper)
             if paper.announced is None:
                 values.pop("announced")  # keep the first announcement date
+            if not (sample or paper.is_sample):
+                values["sample"] = False
             await self._s.execute(
                 update(PaperRow)
                 .where(PaperRow.id == existing[paper.arxiv_id][0])
@@ -203,23 +222,30 @@ class PaperRepository:
             return None
         return _paper(row, (await self._tags_for([row.id])).get(row.id, ()))
 
-    async def latest(self, tags: Sequence[str] | None = None, limit: int = 5) -> list[Paper]:
-        """Newest papers first (by announcement, then arXiv id), optionally with any of `tags`."""
+    async def latest(
+        self, tags: Sequence[str] | None = None, limit: int = 5, offset: int = 0
+    ) -> list[Paper]:
+        """Newest papers first (by announcement, then arXiv id), optionally with any of
+        `tags`: `limit` of them after the first `offset` (a page of /latest)."""
         stmt = select(PaperRow)
         if tags is not None:
-            tagged = select(PaperTagRow.paper_id).where(PaperTagRow.tag.in_(list(tags)))
-            stmt = stmt.where(PaperRow.id.in_(tagged))
-        stmt = stmt.order_by(
-            PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc()
-        ).limit(limit)
+            stmt = stmt.where(PaperRow.id.in_(_tagged(tags)))
+        stmt = (
+            stmt.order_by(PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
         rows = list((await self._s.execute(stmt)).scalars())
         tag_map = await self._tags_for([r.id for r in rows])
         return [_paper(r, tag_map.get(r.id, ())) for r in rows]
 
     async def new_since(self, since: datetime) -> int:
-        """How many new papers ingests have brought in after `since`."""
-        stmt = select(func.coalesce(func.sum(BatchRow.papers), 0)).where(
-            BatchRow.created_at > since
+        """How many new papers ingests have brought in after `since` (sample papers
+        never count)."""
+        stmt = (
+            select(func.count(PaperRow.id))
+            .join(BatchRow, BatchRow.id == PaperRow.batch_id)
+            .where(BatchRow.created_at > since, ~PaperRow.sample)
         )
         return int((await self._s.execute(stmt)).scalar_one())
 
@@ -249,5 +275,14 @@ class PaperRepository:
             result.setdefault(paper_id, []).append(tag)
         return result
 
-    async def count(self) -> int:
-        return int((await self._s.execute(select(func.count(PaperRow.id)))).scalar_one())
+    async def count(self, tags: Sequence[str] | None = None) -> int:
+        """Papers stored, or those with any of `tags`."""
+        stmt = select(func.count(PaperRow.id))
+        if tags is not None:
+            stmt = stmt.where(PaperRow.id.in_(_tagged(tags)))
+        return int((await self._s.execute(stmt)).scalar_one())
+
+
+def _tagged(tags: Sequence[str]) -> Any:
+    """The ids of papers with any of `tags` (a subquery)."""
+    return select(PaperTagRow.paper_id).where(PaperTagRow.tag.in_(list(tags)))

@@ -21,7 +21,7 @@ PRIOR = "#bbbbbb"  # the four weeks before
 
 def _labels(m: Momentum) -> list[str]:
     """The last day of each week ("Nov 27"), or weeks ago ("-3w") without a date."""
-    n = len(m.weekly)
+    n = len(m.known_weekly)
     if m.as_of is None:
         return [f"-{n - 1 - i}w" if i < n - 1 else "now" for i in range(n)]
     return [
@@ -35,7 +35,8 @@ def _short(title: str, limit: int = 48) -> str:
 
 
 def momentum_png(m: Momentum, title: str) -> bytes:
-    """Weekly counts as bars, the last four weeks and the four before them marked."""
+    """Weekly counts of the weeks the index covers as bars, the last four weeks and the
+    four before them marked (each window once the index covers it)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
@@ -43,10 +44,11 @@ def momentum_png(m: Momentum, title: str) -> bytes:
     fig = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    n = len(m.weekly)
+    weekly = m.known_weekly
+    n = len(weekly)
     positions = list(range(n))
     colours = [LAST if i >= n - 4 else PRIOR if i >= n - 8 else BAR for i in positions]
-    ax.bar(positions, m.weekly, color=colours, width=0.8)
+    ax.bar(positions, weekly, color=colours, width=0.8)
     if n >= 4:
         ax.axvspan(n - 4.5, n - 0.5, color=LAST, alpha=0.12, lw=0)
     if n >= 8:
@@ -56,17 +58,18 @@ def momentum_png(m: Momentum, title: str) -> bytes:
     ticks = [i for i in positions if (n - 1 - i) % step == 0]
     ax.set_xticks(ticks, [labels[i] for i in ticks], fontsize=8)
     ax.set_xlim(-0.6, max(n, 1) - 0.4)
-    ax.set_ylim(0, max([*m.weekly, 1]) * 1.15)
+    ax.set_ylim(0, max([*weekly, 1]) * 1.15)
     ax.set_ylabel("papers per week", fontsize=9)
     ax.tick_params(axis="y", labelsize=8)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.set_title(_short(title), fontsize=11, loc="left", pad=18)
+    windows = [
+        Patch(color=LAST, label=f"last four weeks: {m.last_28:,}"),
+        Patch(color=PRIOR, label=f"four weeks before: {m.prior_28:,}"),
+    ]
     ax.legend(
-        handles=[
-            Patch(color=LAST, label=f"last four weeks: {m.last_28:,}"),
-            Patch(color=PRIOR, label=f"four weeks before: {m.prior_28:,}"),
-        ],
+        handles=windows[: 2 if n >= 8 else 1 if n >= 4 else 0],
         loc="lower right",
         bbox_to_anchor=(1.0, 1.0),
         ncols=2,

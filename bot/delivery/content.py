@@ -119,7 +119,7 @@ def digest(
             Section(
                 heading=f"{sub.label} ({len(found)} new)",
                 papers=tuple(_item(catalog, p, audience, summary=False) for p in shown),
-                footer=f"+{more} more: /latest {sub.label}" if more else None,
+                footer=f"+{more} more: /latest {sub.label} pages through them" if more else None,
                 note=(momentum or {}).get(sub.tag),
             )
         )

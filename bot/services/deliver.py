@@ -277,7 +277,9 @@ class Deliverer:
     async def _momentum(
         self, uow: UnitOfWork, items: list[OutboxItem], subs: dict[int, list[Subscription]]
     ) -> dict[str, str]:
-        """Momentum sentences for the topics of the digests in this batch (tag -> text)."""
+        """Momentum sentences for the topics of the digests in this batch (tag -> text),
+        only once the index covers the weeks they compare: before that a digest section
+        has its own count ("(21 new)") and nothing more is known."""
         tags = {
             s.tag for i in items if i.kind == OutboxKind.DIGEST for s in subs.get(i.chat_id, ())
         }
@@ -286,7 +288,11 @@ class Deliverer:
         today = self._clock().date()
         as_of = await uow.momentum.latest_announced(today) or today
         figures = await uow.momentum.for_tags(sorted(tags), as_of)
-        return {tag: sentence(m) for tag, m in figures.items() if m.last_28 or m.prior_28}
+        return {
+            tag: sentence(m)
+            for tag, m in figures.items()
+            if m.compared and (m.last_28 or m.prior_28)
+        }
 
     async def _later(self, item: OutboxItem, when: datetime, why: str) -> None:
         async with self._uow() as uow:

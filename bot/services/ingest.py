@@ -51,15 +51,18 @@ async def store(
     papers: Sequence[Paper],
     catalog: Catalog | None = None,
     now: datetime | None = None,
+    *,
+    sample: bool = False,
 ) -> IngestResult:
     """Upsert papers, their curated tags, (given a catalog) their topic tags, and the
     alerts new papers cause, all in the caller's transaction; the caller commits.
+    `sample`: the bundled sample papers, stored marked as such (never counted by momentum).
 
     A replacement announcement says nothing about when the paper was first announced,
     so its listing date is dropped: a replaced paper never counts as new on that day.
     """
     normalised = [p if p.announce_type.is_new_paper else replace(p, announced=None) for p in papers]
-    result = await uow.papers.upsert(normalised)
+    result = await uow.papers.upsert(normalised, sample=sample)
     curated = [(p.arxiv_id, slugify(tag), ("curated",)) for p in papers for tag in p.tags]
     if curated:
         await uow.papers.add_tags(curated, source="curated")
@@ -98,10 +101,12 @@ async def store_papers(
     uow_factory: Callable[[], UnitOfWork],
     papers: Sequence[Paper],
     catalog: Catalog | None = None,
+    *,
+    sample: bool = False,
 ) -> IngestResult:
     """`store` in a transaction of its own."""
     async with uow_factory() as uow:
-        result = await store(uow, papers, catalog)
+        result = await store(uow, papers, catalog, sample=sample)
         await uow.commit()
     log.info(
         "stored papers new=%d updated=%d unchanged=%d late=%d",
@@ -164,11 +169,12 @@ def sample_papers() -> list[Paper]:
 async def load_sample_if_empty(
     uow_factory: Callable[[], UnitOfWork], catalog: Catalog | None = None
 ) -> IngestResult | None:
-    """Give a brand-new database something to show, offline."""
+    """Give a brand-new database something to show, offline. The papers are stored as
+    sample papers: shown by /latest and the like, never counted by momentum."""
     async with uow_factory() as uow:
         if await uow.papers.count():
             return None
-    result = await store_papers(uow_factory, sample_papers(), catalog)
+    result = await store_papers(uow_factory, sample_papers(), catalog, sample=True)
     log.info("loaded %d bundled sample papers into the empty database", len(result.new))
     return result
 

@@ -1,6 +1,7 @@
 """Heads-up when a followed topic spikes: checked after each poll, sent through the outbox.
 
-The rule (see `bot.topics.momentum`) fires only on a real rise; each chat hears about a
+The rule (see `bot.topics.momentum`) fires only on a real rise, and never before the
+index covers the weeks it compares (sample papers never count); each chat hears about a
 topic at most once in 14 days, and again only after the topic has calmed down.
 """
 

@@ -1,6 +1,34 @@
 """Topic momentum: the figures, the sentence, the sparkline and the spike rule.
 
-Pure functions over counts (stdlib only); `storage.momentum` computes the counts.
+Pure functions over counts (stdlib only); `storage.momentum` computes the counts and
+the index's coverage from the papers that came from arXiv. The bundled sample papers
+never count: not in a count, a share, a rise, a sparkline or a spike.
+
+Coverage: what history the figures stand on. A rate compares windows, so it is only
+shown when the index really holds those windows. From the distinct announcement dates of
+the stored non-sample papers ("indexed days"), up to `as_of` (the newest indexed day that
+is not in the future):
+
+- the *stretch* is the unbroken run of indexed days ending at `as_of`: going back from
+  `as_of`, each indexed day is at most `MAX_GAP` [7] days after the one before it. A week
+  without a single indexed day is a break (arXiv announces every weekday; a long weekend
+  or the end-of-year holidays leave at most five or six days between two listings, while a
+  poller that stopped for a week or more leaves a hole no count should hide);
+- the index *covers* the last `w` weeks (the `w` 7-day buckets ending at `as_of`) when
+  the stretch starts on or before the first day of the oldest of them (a Saturday and
+  Sunday just before the stretch's first day count as held: arXiv prints no listing
+  dated on a weekend, so a stretch that starts on a Monday holds them);
+  `Coverage.weeks` is the largest such `w`;
+- the last four weeks can be compared with the four before (growth, "% of all new
+  papers", "(trending)", spike alerts) only when it covers `COMPARED_WEEKS` [8] weeks.
+
+Before that the sentence says only what is known: "21 papers since 28 Nov 2024
+(paperwatch has indexed 1 day so far; rises are shown after 8 weeks)." once the index
+is younger than four weeks, "N papers in the last four weeks (...)" after, and names the
+hole when a break is what is missing ("indexed N days" counts the days of the stretch).
+Counts always take every non-sample paper in their window, also from before a break;
+only what is claimed of them waits for coverage. Sparklines and charts show the covered
+weeks only.
 
 Windows. Counts are taken by announcement date in 7-day buckets ending at `as_of`
 (inclusive): bucket 0 is `as_of - 6 .. as_of`, bucket 1 the seven days before, and so
@@ -32,15 +60,18 @@ The spike rule (`is_spike`, defaults in brackets) fires only when all of these h
 4. not a one-week blip: the same test without the busiest of the last four weeks
    (three weeks against `3 mu`) must also reach `z`.
 
-Fewer than four weeks of history never fire. After an alert, `should_alert` stays
-quiet until the topic re-arms and the cooldown [14 days] has passed; `rearm` re-arms
-once the topic has calmed, with hysteresis: growth below `min_growth / 2` or the z-score
-below `z / 2`.
+Fewer than four weeks of history never fire, nor does anything before the index covers
+the eight weeks compared (the history is the covered weeks only). After an alert,
+`should_alert` stays quiet until the topic re-arms and the cooldown [14 days] has passed;
+`rearm` re-arms once the topic has calmed, with hysteresis: growth below
+`min_growth / 2` or the z-score below `z / 2` (never while the index does not cover the
+weeks compared).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from fractions import Fraction
@@ -48,12 +79,56 @@ from fractions import Fraction
 BLOCKS = "▁▂▃▄▅▆▇█"
 ABOUT_THE_SAME = 5  # percent, either way
 MIN_HISTORY = 4  # weeks
+MAX_GAP = 7  # days between two indexed days before the index counts as broken
+WINDOW_WEEKS = 4  # the last 28 days, and the 28 before them
+COMPARED_WEEKS = 2 * WINDOW_WEEKS
+NO_LISTING_WEEKDAYS = frozenset({5, 6})  # arXiv prints no listing dated Saturday or Sunday
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """What the index holds of arXiv up to `as_of` (rules in the module docstring)."""
+
+    since: date | None = None  # the first day of the stretch; None: no indexed day at all
+    days: int = 0  # indexed days in the stretch
+    weeks: int = 0  # whole 7-day buckets ending at `as_of` the stretch covers
+    gap_from: date | None = None  # the last indexed day before the stretch (a break)
+
+    def covers(self, weeks: int) -> bool:
+        return self.weeks >= weeks
+
+
+def coverage(
+    days: Iterable[date], as_of: date, max_weeks: int, gap_from: date | None = None
+) -> Coverage:
+    """The coverage of the indexed `days` at `as_of`, counted in up to `max_weeks` weeks.
+
+    `days` must hold every indexed day from `as_of - 7 * max_weeks - MAX_GAP + 1` on
+    (older ones are allowed); `gap_from` is the last indexed day before the stretch when
+    the caller knows it (the stretch may reach further back than `days` do)."""
+    known = sorted({d for d in days if d <= as_of}, reverse=True)
+    if not known:
+        return Coverage(gap_from=gap_from)
+    stretch = [known[0]]
+    for day in known[1:]:
+        if (stretch[-1] - day).days > MAX_GAP:
+            gap_from = day
+            break
+        stretch.append(day)
+    since = held_from = stretch[-1]
+    while (held_from - timedelta(days=1)).weekday() in NO_LISTING_WEEKDAYS:
+        held_from -= timedelta(days=1)
+    weeks = min(max_weeks, ((as_of - held_from).days + 1) // 7)
+    return Coverage(since=since, days=len(stretch), weeks=weeks, gap_from=gap_from)
 
 
 @dataclass(frozen=True, slots=True)
 class Momentum:
     """How much a topic was written about lately. Counts never include papers whose
-    announcement date is unknown."""
+    announcement date is unknown, nor sample papers.
+
+    `coverage` None means the caller vouches that the index holds every week of
+    `weekly` (pure uses, benchmarks); `storage.momentum` always says what it holds."""
 
     tag: str
     weekly: tuple[int, ...]  # 7-day buckets ending at `as_of`, oldest first
@@ -61,6 +136,7 @@ class Momentum:
     prior_28: int
     all_last_28: int  # papers of every topic announced in the last 28 days
     as_of: date | None = None
+    coverage: Coverage | None = None
 
     @property
     def growth(self) -> float | None:
@@ -71,6 +147,24 @@ class Momentum:
     def share(self) -> float | None:
         """Fraction of all papers of the last 28 days; None when there were none."""
         return self.last_28 / self.all_last_28 if self.all_last_28 else None
+
+    @property
+    def known_weeks(self) -> int:
+        """How many of the newest weeks of `weekly` the index covers."""
+        if self.coverage is None:
+            return len(self.weekly)
+        return min(len(self.weekly), self.coverage.weeks)
+
+    @property
+    def known_weekly(self) -> tuple[int, ...]:
+        """`weekly` without the weeks the index does not cover (oldest first)."""
+        return self.weekly[len(self.weekly) - self.known_weeks :]
+
+    @property
+    def compared(self) -> bool:
+        """Whether the last four weeks may be compared with the four before (and with all
+        papers): the index covers both windows."""
+        return self.coverage is None or self.coverage.covers(COMPARED_WEEKS)
 
 
 def _growth(last: int, prior: int) -> float | None:
@@ -105,8 +199,30 @@ def _papers(count: int) -> str:
     return f"{count:,} paper" if count == 1 else f"{count:,} papers"
 
 
-def sentence(m: Momentum) -> str:
-    """The momentum of a topic in one or two sentences (see the module docstring)."""
+def _days(count: int) -> str:
+    return f"{count:,} day" if count == 1 else f"{count:,} days"
+
+
+def coverage_note(c: Coverage) -> str:
+    """Why a rate is not shown yet, in a few words (no full stop)."""
+    if c.gap_from is not None and c.since is not None:
+        return (
+            f"paperwatch holds no papers from {c.gap_from + timedelta(days=1):%d %b %Y} to "
+            f"{c.since - timedelta(days=1):%d %b %Y}; rises are shown once it has "
+            f"{COMPARED_WEEKS} weeks without such a gap"
+        )
+    return (
+        f"paperwatch has indexed {_days(c.days)} so far; rises are shown after "
+        f"{COMPARED_WEEKS} weeks"
+    )
+
+
+def sentence(m: Momentum, *, note: bool = True) -> str:
+    """The momentum of a topic in one or two sentences (see the module docstring).
+    Before the index covers the compared weeks it gives the count it can stand behind,
+    with `coverage_note` in brackets unless `note` is False (a heading says it once)."""
+    if not m.compared:
+        return _uncompared(m, note=note)
     last, prior = m.last_28, m.prior_28
     if not last and not prior:
         return "No papers in the last eight weeks."
@@ -125,6 +241,18 @@ def sentence(m: Momentum) -> str:
     if last and m.all_last_28:
         text += f" {share_text(last, m.all_last_28)} of all new papers."
     return text
+
+
+def _uncompared(m: Momentum, *, note: bool) -> str:
+    c = m.coverage
+    assert c is not None
+    if c.since is None:
+        return "No papers from arXiv are indexed yet (the bundled sample papers never count)."
+    if c.covers(WINDOW_WEEKS) or c.gap_from is not None:
+        text = f"{_papers(m.last_28)} in the last four weeks"
+    else:
+        text = f"{_papers(m.last_28)} since {c.since:%d %b %Y}"
+    return f"{text} ({coverage_note(c)})." if note else f"{text}."
 
 
 def sparkline(weekly: tuple[int, ...] | list[int]) -> str:
@@ -165,8 +293,9 @@ class _Test:
 
 
 def _history_test(m: Momentum, history_weeks: int) -> _Test | None:
-    recent = m.weekly[-4:]
-    history = m.weekly[-4 - history_weeks : -4] if len(m.weekly) > 4 else ()
+    weekly = m.known_weekly
+    recent = weekly[-4:]
+    history = weekly[-4 - history_weeks : -4] if len(weekly) > 4 else ()
     if len(history) < MIN_HISTORY or len(recent) < 4:
         return None
     mu = (sum(history) + 1) / len(history)
@@ -199,6 +328,9 @@ def is_spike(
     def verdict(fired: bool, reason: str) -> SpikeVerdict:
         return SpikeVerdict(fired, reason, growth, zs, expected)
 
+    if not m.compared:
+        weeks = m.coverage.weeks if m.coverage else 0
+        return verdict(False, f"the index covers {weeks} of the {COMPARED_WEEKS} weeks compared")
     if m.last_28 < min_count:
         return verdict(False, f"only {m.last_28} papers in 28 days (needs {min_count})")
     if growth is None or growth < min_growth:
@@ -236,7 +368,10 @@ def should_alert(
 
 def rearm(m: Momentum, *, min_growth: float = 0.5, z: float = 3.0, history_weeks: int = 12) -> bool:
     """Whether a topic alerted on has calmed enough to alert again later: growth below
-    half of `min_growth`, or the z-score below half of `z` (hysteresis, no flapping)."""
+    half of `min_growth`, or the z-score below half of `z` (hysteresis, no flapping).
+    Never while the index does not cover the weeks compared: calm is not known then."""
+    if not m.compared:
+        return False
     growth = m.growth
     if growth is None or growth < min_growth / 2:
         return True

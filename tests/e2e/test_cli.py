@@ -287,7 +287,9 @@ def test_momentum_in_the_terminal(tmp_path: Path) -> None:
     paperwatch("console", cwd=tmp_path, stdin="/start\n")  # loads the sample papers
     result = paperwatch("momentum", "RL", "for", "LLM", "Agents", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "RL for LLM Agents (trending): 30 papers, new in the last four weeks." in result.stdout
+    # The 30 sample papers are no history: no count, share or "(trending)" from them.
+    assert result.stdout.startswith("paperwatch holds no papers from arXiv yet"), result.stdout
+    assert "30 papers" not in result.stdout and "trending" not in result.stdout
     unknown = paperwatch("momentum", "quantum", "gravity", "of", "cats", cwd=tmp_path)
     assert unknown.returncode == 1 and "I don't know a topic" in unknown.stderr
 

@@ -7,8 +7,8 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
 
 import httpx
 import pytest
@@ -106,6 +106,12 @@ async def app(db: Database, catalog: Catalog, unused_tcp_port: int) -> AsyncIter
                 )
         finally:
             await adapter.stop()
+
+
+def listing_days(last: date, weeks: int) -> list[date]:
+    """arXiv's listing days (Monday to Friday) of the `weeks` weeks ending at `last`."""
+    days = (last - timedelta(days=n) for n in range(7 * weeks))
+    return sorted(day for day in days if day.weekday() < 5)
 
 
 def paper(n: int, title: str, *tags: str) -> Paper:
@@ -334,7 +340,13 @@ async def test_bad_input_gets_a_valid_answer(app: App, text: str) -> None:
 
 
 async def test_momentum_chart_goes_to_a_dm(app: App) -> None:
-    await app.ingest(*(paper(40 + i, f"Momentum {i}", "Web Agents") for i in range(3)))
+    # Nine weeks of listings: momentum and its chart need the index to cover eight.
+    await app.ingest(
+        *(
+            replace(paper(400 + i, f"Momentum {i}", "Web Agents"), announced=day)
+            for i, day in enumerate(listing_days(date(2026, 11, 2), weeks=9))
+        )
+    )
     text = await app.command("momentum Web Agents", channel="D0ALICEDM")
     assert "Web Agents" in text and "in the last four weeks" in text
     await app.fake.async_wait_until(lambda f: len(f.uploads) == 1)

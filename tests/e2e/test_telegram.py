@@ -10,8 +10,8 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
 
 import httpx
 import pytest
@@ -95,6 +95,12 @@ async def bot(db: Database, catalog: Catalog, limits: dict[str, float]) -> Async
             yield Bot(fake, adapter, deliverer, db, catalog)
         finally:
             await adapter.stop()
+
+
+def listing_days(last: date, weeks: int) -> list[date]:
+    """arXiv's listing days (Monday to Friday) of the `weeks` weeks ending at `last`."""
+    days = (last - timedelta(days=n) for n in range(7 * weeks))
+    return sorted(day for day in days if day.weekday() < 5)
 
 
 def paper(n: int, title: str, *tags: str) -> Paper:
@@ -386,7 +392,13 @@ async def test_webhook_mode_checks_the_secret(
 
 
 async def test_momentum_comes_with_a_chart(bot: Bot) -> None:
-    await bot.ingest(*(paper(30 + i, f"Momentum paper {i}", "RL for LLM Agents") for i in range(3)))
+    # Nine weeks of listings: momentum and its chart need the index to cover eight.
+    await bot.ingest(
+        *(
+            replace(paper(300 + i, f"Momentum paper {i}", "RL for LLM Agents"), announced=day)
+            for i, day in enumerate(listing_days(date(2026, 10, 1), weeks=9))
+        )
+    )
     text = await bot.say(ALICE, "/momentum RL for LLM Agents")
     assert "RL for LLM Agents" in text and "in the last four weeks" in text
     await bot.fake.async_wait_until(lambda f: any(m.method == "sendPhoto" for m in f.sent))

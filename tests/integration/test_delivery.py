@@ -209,8 +209,8 @@ async def test_daily_digest_in_the_chats_time_zone(
         f"Web Agents (1 new): {WEB_RL.title} [" in text
         and f"Agentic RAG (1 new): {RAG.title} [" in text
     )
-    # Each topic carries its momentum line.
-    assert text.count("[1 paper, new in the last four weeks. 33.3% of all new papers.]") == 2, text
+    # One day indexed: no momentum line (a rate from one day would claim what it cannot).
+    assert text.count(" [None]") == 2 and "of all new papers" not in text, text
     async with db.uow() as uow:
         chat = await uow.chats.get(CONSOLE_CHAT)
     assert chat.next_digest_at == datetime(2026, 9, 26, 5, 30, tzinfo=UTC)
@@ -219,6 +219,27 @@ async def test_daily_digest_in_the_chats_time_zone(
     clock.now = datetime(2026, 9, 26, 5, 31, tzinfo=UTC)
     await fold_due_digests(db.uow, clock())
     assert await deliverer.drain() == 0
+
+
+async def test_a_digest_carries_momentum_once_eight_weeks_are_indexed(
+    db, small_catalog, clock, chat_ctx, deliverer, recorder
+) -> None:
+    await say(chat_ctx, "/digest daily 08:00")
+    await say(chat_ctx, "/follow Web Agents")
+    first = START.date() - timedelta(days=55)  # the first day of the eight weeks
+    days = [first + timedelta(days=n) for n in range(55)]
+    background = [
+        replace(paper(100 + n, "Protein folding", "Nothing about our topics."), announced=day)
+        for n, day in enumerate(d for d in days if d.weekday() < 5)
+    ]
+    await ingest(db, small_catalog, clock, *background)
+    await ingest(db, small_catalog, clock, WEB_RL, OTHER)
+    clock.now = START.replace(hour=8)
+    assert await fold_due_digests(db.uow, clock()) == 1
+    assert await deliverer.drain() == 1
+    text = recorder.sent[0][1]
+    # 1 of the 21 papers of the last 28 days: 19 background ones, WEB_RL and OTHER.
+    assert "[1 paper, new in the last four weeks. 4.8% of all new papers.]" in text, text
 
 
 async def test_digest_time_follows_daylight_saving(db, small_catalog, clock, chat_ctx) -> None:

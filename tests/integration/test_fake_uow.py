@@ -102,6 +102,13 @@ async def script(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
         await note(uow.papers.latest(None, limit=10))
         await note(uow.papers.latest(["web-agents", "nothing"], limit=3))
         await note(uow.papers.latest([]))
+        await note(uow.papers.latest(None, limit=2, offset=1))  # a page of /latest
+        await note(uow.papers.latest(None, limit=2, offset=3))
+        await note(uow.papers.latest(["web-agents"], limit=1, offset=1))
+        await note(uow.papers.latest(["web-agents"], limit=5, offset=5))
+        await note(uow.papers.count(["web-agents", "agents"]))
+        await note(uow.papers.count(["nothing"]))
+        await note(uow.papers.count([]))
         await note(uow.papers.get("2603.00001"))
         await note(uow.papers.get("2603.99999"))
         await note(uow.papers.tags_with_why("2603.00001"))

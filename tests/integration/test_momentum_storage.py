@@ -50,6 +50,12 @@ async def sample(db: Database) -> None:
     await add_papers(db, [day(1), day(27), None], [])  # untagged: only in the total
 
 
+async def watched(db: Database) -> None:
+    """An untagged paper every seven days back to before the 26 weeks, so that the index
+    covers them (`bot.topics.momentum`): days 2, 9, ..., 184 (4 in the last 28 days)."""
+    await add_papers(db, [day(d) for d in range(2, 7 * 27, 7)], [])
+
+
 async def test_weekly_counts_and_windows(db: Database) -> None:
     await sample(db)
     found = await figures(db, ["web-agents", "reinforcement-learning"])
@@ -146,12 +152,13 @@ async def chat_state(db: Database) -> tuple[bool, bool | None]:
 
 async def test_momentum_of_one_topic(db: Database, mctx: Context) -> None:
     await sample(db)
+    await watched(db)
     reply = await momentum(cmd("momentum", "Web Agents"), mctx)
     assert not reply.is_error
     assert reply.lines[0] == "Momentum up to 27 Nov 2026 (26 weeks):"
     assert reply.lines[1] == (
         "Web Agents: 3 papers in the last four weeks, up 50% on the four weeks before. "
-        "60.0% of all new papers."
+        "33.3% of all new papers."
     )
     assert reply.lines[2].endswith(" weekly, oldest first") and len(reply.lines[2].split()[0]) == 26
     assert await chat_state(db) == (False, None)  # looking changes nothing
@@ -161,6 +168,7 @@ async def test_momentum_of_followed_topics(db: Database, mctx: Context) -> None:
     reply = await momentum(cmd("momentum"), mctx)
     assert "don't follow any topic" in reply.lines[0]
     await sample(db)
+    await watched(db)
     async with db.uow() as uow:
         chat = await uow.chats.get_or_create(CHAT)
         for slug, name in (("web-agents", "Web Agents"), ("agentic-rag", "Agentic RAG")):
@@ -200,6 +208,7 @@ async def test_momentum_alerts_switch(db: Database, mctx: Context) -> None:
 
 async def test_trending(db: Database, mctx: Context) -> None:
     await sample(db)
+    await watched(db)
     reply = await trending(cmd("trending"), mctx)
     assert "No topic is rising unusually fast" in reply.lines[0]
     await spike(db)

@@ -97,6 +97,9 @@ async def test_momentum_command_shows_sentence_and_sparkline(
         "Web Agents (trending): 48 papers in the last four weeks, up 500% on the four weeks before."
         in text
     )
-    assert "▁" in text and "█" in text
+    # 17 of the 18 weeks are covered (the first starts before the first indexed day):
+    # no bar for a week the index does not hold.
+    assert "\n▃▃▃▃▃▃▃▃▃▃▃▃▃████ weekly, oldest first" in text
+    assert text.startswith("Momentum up to 26 Nov 2026 (17 weeks):")
     reply = await handle_line("/momentum Web Agents", REGISTRY, ctx)
     assert reply is not None and reply.chart == "web-agents"

@@ -179,17 +179,23 @@ class FakePapers:
         paper = self._state.papers.get(arxiv_id)
         return self._tagged(paper) if paper else None
 
-    async def latest(self, tags: Sequence[str] | None = None, limit: int = 5) -> Sequence[Paper]:
-        papers = [self._tagged(p) for p in self._state.papers.values()]
-        if tags is not None:
-            papers = [p for p in papers if set(p.tags) & set(tags)]
+    async def latest(
+        self, tags: Sequence[str] | None = None, limit: int = 5, offset: int = 0
+    ) -> Sequence[Paper]:
+        papers = self._with(tags)
         papers.sort(key=lambda p: p.arxiv_id, reverse=True)
         papers.sort(key=lambda p: p.announced or date.min, reverse=True)
         papers.sort(key=lambda p: p.announced is None)  # undated last
-        return papers[:limit]
+        return papers[offset : offset + limit]
 
-    async def count(self) -> int:
-        return len(self._state.papers)
+    async def count(self, tags: Sequence[str] | None = None) -> int:
+        return len(self._with(tags))
+
+    def _with(self, tags: Sequence[str] | None) -> list[Paper]:
+        papers = [self._tagged(p) for p in self._state.papers.values()]
+        if tags is not None:
+            papers = [p for p in papers if set(p.tags) & set(tags)]
+        return papers
 
     async def tags_with_why(self, arxiv_id: str) -> Sequence[tuple[str, tuple[str, ...]]]:
         return sorted(self._state.tags.get(arxiv_id, {}).items())

@@ -13,9 +13,11 @@ from bot.delivery.chart import momentum_png
 from bot.topics.momentum import (
     BLOCKS,
     AlertState,
+    Coverage,
     Momentum,
     SpikeVerdict,
     advance,
+    coverage,
     growth_percent,
     is_spike,
     rearm,
@@ -100,6 +102,116 @@ def test_growth_rounds_half_away_from_zero_exactly() -> None:
     assert growth_percent(5, 0) is None
     assert figures(5, 0).growth == math.inf
     assert figures(0, 0).growth is None
+
+
+# --- coverage: rates only on the history the index holds ------------------------------
+
+AS_OF = date(2026, 11, 27)  # a Friday
+
+
+def weekdays(first: date, last: date = AS_OF) -> list[date]:
+    """arXiv's listing days (Monday to Friday) from `first` to `last`."""
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    return [d for d in days if d.weekday() < 5]
+
+
+def covered(weeks: int, c: Coverage | None = None, **counts: int) -> Momentum:
+    """A topic whose weekly counts are all known (26 weeks), with coverage `c`."""
+    weekly = (5,) * 18 + (5, 5, 5, 5) + (15, 16, 14, 17)
+    if c is None:
+        c = coverage(weekdays(AS_OF - timedelta(days=7 * weeks - 1)), AS_OF, 26)
+    last, prior = counts.get("last", sum(weekly[-4:])), counts.get("prior", sum(weekly[-8:-4]))
+    return Momentum("t", weekly, last, prior, counts.get("everything", 100), AS_OF, c)
+
+
+def test_coverage_of_an_empty_index() -> None:
+    assert coverage([], AS_OF, 26) == Coverage()
+
+
+def test_coverage_of_one_day() -> None:
+    c = coverage([AS_OF], AS_OF, 26)
+    assert c == Coverage(since=AS_OF, days=1, weeks=0)
+
+
+def test_eight_weeks_of_listings_cover_eight_weeks() -> None:
+    start = AS_OF - timedelta(days=55)  # a Saturday: the first listing is the Monday after
+    c = coverage(weekdays(start), AS_OF, 26)
+    assert (c.weeks, c.days, c.since) == (8, 40, start + timedelta(days=2))
+    c = coverage(weekdays(start + timedelta(days=3)), AS_OF, 26)  # Monday's listing missing
+    assert c.weeks == 7 and not c.covers(8)
+    assert coverage(weekdays(AS_OF - timedelta(days=400)), AS_OF, 26).weeks == 26
+
+
+def test_a_holiday_week_is_no_break_but_a_week_without_listings_is() -> None:
+    days = weekdays(AS_OF - timedelta(days=120))
+    friday, next_monday = date(2026, 10, 16), date(2026, 10, 26)
+    holiday = [d for d in days if not date(2026, 10, 19) <= d <= date(2026, 10, 22)]
+    assert coverage(holiday, AS_OF, 26).weeks == 17  # Friday to Friday: seven days, no break
+    outage = [d for d in days if not date(2026, 10, 19) <= d <= date(2026, 10, 23)]
+    c = coverage(outage, AS_OF, 26)
+    assert (c.since, c.gap_from, c.weeks) == (next_monday, friday, 5)
+
+
+def test_a_single_old_feed_and_nothing_since() -> None:
+    old = date(2024, 11, 28)
+    assert coverage([old], old, 26) == Coverage(since=old, days=1, weeks=0)
+    later = coverage([old, AS_OF], AS_OF, 26, gap_from=None)
+    assert later == Coverage(since=AS_OF, days=1, weeks=0, gap_from=old)
+    # A caller that fetched only recent days names the day before the stretch itself.
+    assert coverage([AS_OF], AS_OF, 26, gap_from=old).gap_from == old
+
+
+def test_one_day_indexed_says_only_what_it_holds() -> None:
+    c = Coverage(since=date(2024, 11, 28), days=1, weeks=0)
+    m = Momentum("t", (0,) * 25 + (21,), 21, 0, 30, date(2024, 11, 28), c)
+    assert sentence(m) == (
+        "21 papers since 28 Nov 2024 (paperwatch has indexed 1 day so far; rises are shown "
+        "after 8 weeks)."
+    )
+    assert sentence(m, note=False) == "21 papers since 28 Nov 2024."
+    assert not m.compared and m.known_weeks == 0 and m.known_weekly == ()
+    verdict = is_spike(m)
+    assert not verdict and "covers 0 of the 8 weeks" in verdict.reason
+
+
+def test_five_weeks_indexed_give_a_count_but_no_rate() -> None:
+    m = covered(5, last=62, prior=20)
+    assert m.coverage is not None and m.coverage.days == 25
+    assert sentence(m) == (
+        "62 papers in the last four weeks (paperwatch has indexed 25 days so far; rises are "
+        "shown after 8 weeks)."
+    )
+    assert m.known_weekly == (5, 15, 16, 14, 17)
+    assert not is_spike(m) and not rearm(m)
+
+
+def test_a_break_is_named() -> None:
+    c = Coverage(since=date(2026, 11, 23), days=5, weeks=0, gap_from=date(2026, 10, 2))
+    m = Momentum("t", (0,) * 26, 7, 3, 30, AS_OF, c)
+    assert sentence(m) == (
+        "7 papers in the last four weeks (paperwatch holds no papers from 03 Oct 2026 to "
+        "22 Nov 2026; rises are shown once it has 8 weeks without such a gap)."
+    )
+
+
+def test_nothing_indexed() -> None:
+    m = Momentum("t", (0,) * 26, 0, 0, 0, AS_OF, Coverage())
+    assert sentence(m).startswith("No papers from arXiv are indexed yet")
+
+
+def test_once_eight_weeks_are_covered_the_sentence_comes_back() -> None:
+    m = covered(8)
+    assert m.compared and m.known_weeks == 8
+    assert sentence(m) == (
+        "62 papers in the last four weeks, up 210% on the four weeks before. "
+        "62.0% of all new papers."
+    )
+    verdict = is_spike(m)
+    assert verdict, verdict.reason  # the history is the four covered weeks before
+    assert verdict.expected == pytest.approx(4 * 21 / 4)
+    full = covered(26)
+    assert full.known_weekly == full.weekly
+    assert is_spike(full).expected == pytest.approx(4 * (12 * 5 + 1) / 12)
 
 
 # --- the sparkline -----------------------------------------------------------------
@@ -248,6 +360,11 @@ def test_the_chart_is_a_small_png() -> None:
     data = momentum_png(series(*BASE, 15, 16, 14, 17), "RL for LLM Agents")
     assert 1_000 < len(data) < 100_000
     assert _png_size(data) == (800, 400)
+
+
+def test_the_chart_shows_only_the_covered_weeks() -> None:
+    assert _png_size(momentum_png(covered(5), "Five weeks")) == (800, 400)
+    assert _png_size(momentum_png(covered(0), "Nothing covered")) == (800, 400)
 
 
 def test_the_chart_copes_with_empty_and_undated_series() -> None:
