@@ -1,6 +1,6 @@
 """/latest pages through a topic, and a digest's "+N more" leads to the papers it left out.
 
-Against the fake unit of work (`tests/fakes/uow.py`), through `Registry.dispatch` as every
+Against the fake unit of work (`tests/support/uow.py`), through `Registry.dispatch` as every
 adapter runs commands; a "More" button is dispatched as the command its action names.
 """
 
@@ -27,7 +27,7 @@ from bot.topics.catalog import Catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from handlers.text import parse_command
-from tests.fakes.uow import FakeDatabase
+from tests.support.uow import FakeDatabase
 
 NOW = datetime(2026, 11, 28, 9, tzinfo=UTC)
 CHAT = ChatRef(Platform.TELEGRAM, "4242")
