@@ -126,12 +126,13 @@ def search(words: str, catalog: Catalog, limit: int = 10) -> tuple[Topic, ...]:
     wanted = set(topic_key(words, glossary).split())
     if not wanted:
         return catalog.topics[:limit]
-    hits = [
-        topic
-        for topic in catalog.topics
-        if wanted
-        <= set(
-            topic_key(" ".join((topic.name, *topic.aliases, topic.description)), glossary).split()
-        )
-    ]
+    hits = [topic for topic in catalog.topics if wanted <= _search_words(topic, glossary)]
     return tuple(hits[:limit]) or suggest(words, catalog, limit=min(limit, 5))
+
+
+def _search_words(topic: Topic, glossary: tuple[tuple[str, str], ...]) -> set[str]:
+    """The words /topics finds a topic by: of its name, aliases and description, both as
+    written and with the glossary's abbreviations ("reinforcement" and "rl" both find
+    Reinforcement Learning, whose key contracts the phrase to "rl")."""
+    text = " ".join((topic.name, *topic.aliases, topic.description))
+    return set(topic_key(text, glossary).split()) | set(topic_key(text).split())

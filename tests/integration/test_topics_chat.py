@@ -72,6 +72,11 @@ async def test_topics_topic_and_why(ctx: Context) -> None:
     assert "LLM Agent Memory" in topics
     everything = await say(ctx, "/topics")
     assert "The catalog has" in everything and "more" in everything
+    # A word the glossary abbreviates ("reinforcement learning" is keyed as "rl") still
+    # finds the topics that spell it out, as the abbreviation does.
+    for words in ("reinforcement", "RL", "reinforcement learning"):
+        found = await say(ctx, f"/topics {words}")
+        assert "• Reinforcement Learning:" in found and "• RL for LLM Agents:" in found
 
     about = await say(ctx, "/topic RL for LLM Agents")
     assert "Part of: Reinforcement Learning" in about or "Part of:" in about
