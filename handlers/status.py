@@ -21,8 +21,11 @@ def _day(day: date) -> str:
     return day.strftime("%a %d %b %Y")
 
 
-def describe(states: Sequence[PollState], papers: int, now: datetime) -> list[str]:
-    """Plain sentences about the arXiv sources, for chat and terminal alike."""
+def describe(
+    states: Sequence[PollState], papers: int, now: datetime, *, sample_only: bool = False
+) -> list[str]:
+    """Plain sentences about the arXiv sources, for chat and terminal alike; `sample_only`
+    when every stored paper is one of the bundled sample (none came from arXiv)."""
     rss = [s for s in states if s.source.startswith("rss:")]
     lines: list[str] = []
     if not rss or rss[0].last_announced is None:
@@ -50,7 +53,13 @@ def describe(states: Sequence[PollState], papers: int, now: datetime) -> list[st
         f"{_day(listing_date(upcoming))}); checked about {int(POLL_DELAY.total_seconds() // 60)} "
         "minutes later. arXiv does not announce on Friday and Saturday evenings or on its holidays."
     )
-    lines.append(f"Papers in the index: {papers:,}.")
+    if sample_only:
+        lines.append(
+            f"Papers in the index: {papers:,}, all from the bundled sample (they never count in "
+            "momentum); arXiv's own arrive with its next announcement."
+        )
+    else:
+        lines.append(f"Papers in the index: {papers:,}.")
     return lines
 
 
@@ -59,4 +68,6 @@ async def status(cmd: Command, ctx: Context) -> Reply:
     async with ctx.uow() as uow:
         states = await uow.poll_state.all()
         papers = await uow.papers.count()
-    return Reply.text(*describe(states, papers, ctx.clock()))
+        from_arxiv = await uow.momentum.latest_announced() if papers else None
+    sample_only = papers > 0 and from_arxiv is None
+    return Reply.text(*describe(states, papers, ctx.clock(), sample_only=sample_only))

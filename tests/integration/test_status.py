@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime
 
 from bot.adapters.console import handle_line, render_reply
 from bot.domain import PollState
+from bot.services.ingest import load_sample_if_empty
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from storage.database import Database
@@ -25,6 +26,12 @@ async def test_status_on_a_fresh_install(ctx: Context) -> None:
     assert "Next arXiv announcement expected Sun 27 Sep 2026 20:00 EDT" in text
     assert "the listing of Mon 28 Sep 2026" in text
     assert "Papers in the index: 0." in text
+
+
+async def test_status_says_when_only_the_sample_is_stored(db: Database, ctx: Context) -> None:
+    await load_sample_if_empty(db.uow, ctx.catalog)
+    text = await status_text(ctx)
+    assert "Papers in the index: 30, all from the bundled sample" in text
 
 
 async def test_status_after_a_good_and_a_failed_poll(db: Database, ctx: Context) -> None:
