@@ -15,8 +15,8 @@ import pytest
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.config import Settings, StartupError
-from bot.delivery.messenger import RateLimited
 from bot.domain import Author, Chat, Paper, Platform, Reply
+from bot.ports import RateLimited
 from bot.services.deliver import Deliverer
 from bot.services.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
