@@ -16,10 +16,10 @@ from bot.adapters.slack import render as slack_render
 from bot.adapters.telegram import render as telegram_render
 from bot.adapters.telegram.render import to_messages
 from bot.delivery import buttons
-from bot.delivery.content import Audience, alert, digest
 from bot.domain import Action, Paper, PaperItem, Reply, Subscription, SubscriptionKind, slugify
 from bot.services.ingest import rule_tags, sample_papers
 from bot.topics.catalog import Catalog, load_catalog
+from bot.topics.content import Audience, alert, digest
 from bot.topics.tagline import MAX_OTHERS, MAX_TAGS
 
 FOLLOWED = "rl-for-llm-agents"
