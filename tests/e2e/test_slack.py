@@ -172,7 +172,7 @@ async def test_bad_and_replayed_signatures_are_rejected_and_change_nothing(app: 
 
 async def test_forged_and_foreign_buttons_change_nothing(app: App) -> None:
     await app.command("follow Web Agents")
-    from bot.delivery import buttons
+    from bot import buttons
     from bot.domain import Action, Button
 
     foreign = buttons.encode(

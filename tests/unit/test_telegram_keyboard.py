@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import date
 
+from bot import buttons
 from bot.adapters.telegram.render import to_messages
-from bot.delivery import buttons
 from bot.domain import Action, Author, Paper, Subscription, SubscriptionKind
 from bot.topics.catalog import load_catalog
 from bot.topics.content import Audience, alert

@@ -10,9 +10,9 @@ from aiohttp import ClientError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import buttons
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.render import render
-from bot.delivery import buttons
 from bot.domain import Chat, Platform, Reply
 from bot.ports import Permanent, RateLimited, RecipientGone, Transient
 
