@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from datetime import date, timedelta
 
-from bot.delivery.chart import momentum_png
+from bot.charts import momentum_png
 from bot.domain import Action, Button, Command, Reply, Subscription, Topic
 from bot.ports import MomentumStore
 from bot.topics.momentum import (
