@@ -26,8 +26,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.adapters.console import LOG_FILE, ConsoleMessenger, run_console
 from bot.arxiv.client import ArxivClient
 from bot.config import Settings, StartupError
-from bot.delivery.messenger import Messenger
 from bot.log_secrets import logging_to_file
+from bot.ports import Messenger
 from bot.scheduler import Jobs, build_scheduler
 from bot.services.deliver import Deliverer
 from bot.services.ingest import load_sample_if_empty

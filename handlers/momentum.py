@@ -16,9 +16,10 @@ import math
 from collections.abc import Sequence
 from datetime import date, timedelta
 
-from bot.delivery.chart import momentum_png
-from bot.domain import Action, Button, Command, Reply, Subscription, Topic
+from bot.charts import momentum_png
+from bot.domain import Action, Button, Command, Reply, Topic
 from bot.ports import MomentumStore
+from bot.topics.card import tag_name
 from bot.topics.momentum import (
     Momentum,
     SpikeVerdict,
@@ -111,15 +112,10 @@ async def momentum(cmd: Command, ctx: Context) -> Reply:
         return Reply.text(*NOTHING_INDEXED)
     lines = [_heading(as_of, ctx, first, note=True)]
     for sub in shown:
-        lines += _block(_label(ctx, sub), figures[sub.tag], note=False)
+        lines += _block(tag_name(ctx.catalog, sub.tag, (sub,)), figures[sub.tag], note=False)
     if len(subs) > SHOWN:
         lines.append(f"… and {len(subs) - SHOWN} more: /momentum <topic> shows any of them.")
     return Reply(lines=tuple(lines))
-
-
-def _label(ctx: Context, sub: Subscription) -> str:
-    topic = ctx.catalog.by_slug(sub.tag)
-    return topic.name if topic else sub.label
 
 
 async def _one_topic(cmd: Command, ctx: Context) -> Reply:
@@ -131,7 +127,7 @@ async def _one_topic(cmd: Command, ctx: Context) -> Reply:
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
         own = find_subscription(cmd.args, subs, ctx.catalog)
         if own is not None and own.tag:
-            tag, name = own.tag, _label(ctx, own)
+            tag, name = own.tag, tag_name(ctx.catalog, own.tag, (own,))
         elif resolution.topic is not None:
             tag, name = resolution.topic.slug, resolution.topic.name
         else:

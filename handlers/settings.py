@@ -11,6 +11,7 @@ from rapidfuzz import process
 
 from bot.domain import Chat, Command, DigestMode, Reply, Subscription
 from bot.services.chat_times import WEEKDAYS, next_digest_at, parse_hhmm
+from bot.topics.card import tag_name
 from bot.topics.resolve import resolve_topic
 from handlers.base import CommandSpec, Context, with_args
 from handlers.lookup import find_subscription
@@ -268,8 +269,7 @@ def muted_lines(
     labels = {s.tag: s.label for s in subs}
     lines = ["Muted:"]
     for tag, scope in sorted(mutes):
-        topic = ctx.catalog.by_slug(tag)
-        name = topic.name if topic else tag
+        name = tag_name(ctx.catalog, tag, subs)
         lines.append(f"• {name}" + (f" (in {labels.get(scope, scope)})" if scope else ""))
     return tuple(lines)
 

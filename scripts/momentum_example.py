@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import date
 
 from bench.fixtures import ROOT
-from bot.delivery.chart import momentum_png
+from bot.charts import momentum_png
 from bot.topics.momentum import Momentum, is_spike, sentence, sparkline
 
 WEEKLY = (3, 4, 3, 5, 4, 4, 5, 3, 4, 5, 4, 6, 5, 4, 5, 6, 5, 6, 6, 7, 8, 8, 15, 17, 18, 20)

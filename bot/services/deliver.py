@@ -29,14 +29,14 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
-from bot.delivery.content import Audience
-from bot.delivery.messenger import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
 from bot.domain import ChatRef, OutboxItem, OutboxKind, Subscription
 from bot.outbox_payloads import OutboxPayload
+from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
 from bot.services.chat_times import quiet_until
 from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload
 from bot.services.group_commit import GroupCommit
 from bot.topics.catalog import Catalog
+from bot.topics.content import Audience
 from bot.topics.momentum import sentence
 from storage.outbox import Progress
 from storage.uow import UnitOfWork

@@ -14,8 +14,8 @@ from bot.adapters.slack.messenger import SlackMessenger
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.adapters.telegram.messenger import TelegramMessenger
 from bot.config import Settings
-from bot.delivery.messenger import DeliveryError, Permanent, RecipientGone, Transient
 from bot.domain import Chat, ChatKind, Platform, Reply
+from bot.ports import DeliveryError, Permanent, RecipientGone, Transient
 from bot.topics.catalog import load_catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY

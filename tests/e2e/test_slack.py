@@ -15,8 +15,8 @@ import pytest
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.config import Settings, StartupError
-from bot.delivery.messenger import RateLimited
 from bot.domain import Author, Chat, Paper, Platform, Reply
+from bot.ports import RateLimited
 from bot.services.deliver import Deliverer
 from bot.services.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
@@ -172,7 +172,7 @@ async def test_bad_and_replayed_signatures_are_rejected_and_change_nothing(app: 
 
 async def test_forged_and_foreign_buttons_change_nothing(app: App) -> None:
     await app.command("follow Web Agents")
-    from bot.delivery import buttons
+    from bot import buttons
     from bot.domain import Action, Button
 
     foreign = buttons.encode(

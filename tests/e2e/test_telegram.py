@@ -176,7 +176,7 @@ async def test_forged_and_foreign_buttons_change_nothing(bot: Bot) -> None:
     await bot.say(ALICE, "/follow RL for LLM Agents")
     fake = bot.fake
     # A forged signature, garbage, and a genuine button signed for another chat.
-    from bot.delivery import buttons
+    from bot import buttons
     from bot.domain import Action, Button
 
     key = buttons.button_key(TOKEN)
@@ -191,7 +191,7 @@ async def test_forged_and_foreign_buttons_change_nothing(bot: Bot) -> None:
 async def test_a_button_older_than_thirty_days_changes_nothing(bot: Bot) -> None:
     from datetime import timedelta
 
-    from bot.delivery import buttons
+    from bot import buttons
     from bot.domain import Action, Button
 
     await bot.say(ALICE, "/follow RL for LLM Agents")

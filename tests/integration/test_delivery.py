@@ -12,7 +12,6 @@ import pytest
 from sqlalchemy import text
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line
-from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
 from bot.domain import (
     AnnounceType,
     Author,
@@ -23,6 +22,7 @@ from bot.domain import (
     Reply,
     SubscriptionKind,
 )
+from bot.ports import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
 from bot.services.deliver import Deliverer
 from bot.services.digests import fold_due_digests
 from bot.services.ingest import store

@@ -11,9 +11,9 @@ import pytest
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
 from bot.config import Settings
-from bot.delivery.content import Audience, alert
 from bot.domain import Command, SubscriptionKind
 from bot.services.ingest import load_sample_if_empty
+from bot.topics.content import Audience, alert
 from bot.topics.tagger import Tagger
 from handlers.base import Context
 from handlers.commands import REGISTRY

@@ -6,7 +6,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from bot.delivery import buttons
+from bot import buttons
 from bot.domain import Action, Button
 from bot.topics.catalog import load_catalog
 

@@ -11,10 +11,11 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from bot.domain import ChatRef, Paper, Platform, Reply, Role
+from bot.domain import ChatRef, Paper, Platform, Reply, Role, Subscription, SubscriptionKind
 from bot.topics.catalog import Catalog
 from handlers.base import Context
 from handlers.commands import REGISTRY
+from handlers.settings import muted_lines
 from handlers.text import parse_command
 from tests.support.uow import FakeDatabase
 
@@ -93,6 +94,16 @@ async def test_mute_within_a_followed_topic(ctx: Context) -> None:
 
     assert (await say(ctx, "/unmute web agents")).lines == ("Unmuted Web Agents.",)
     assert (await say(ctx, "/muted")).lines[0] == "Nothing is muted."
+
+
+def test_muted_tags_are_named_as_alerts_name_them(ctx: Context) -> None:
+    """/muted names a tag as the alert's "Mute" button did (`bot.topics.card.tag_name`): a
+    catalog topic by its name, a followed query as typed, anything else by its tag."""
+    query = Subscription(
+        1, 1, SubscriptionKind.QUERY, "agent* AND survey", "(agent*) AND survey", "q:abc"
+    )
+    lines = muted_lines([("web-agents", ""), ("q:abc", ""), ("q:other", "")], [query], ctx)
+    assert lines == ("Muted:", "• (agent*) AND survey", "• q:other", "• Web Agents")
 
 
 async def test_a_member_changes_nothing(ctx: Context, fake: FakeDatabase) -> None:

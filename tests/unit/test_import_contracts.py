@@ -68,7 +68,7 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
     [
         # bot.topics imports bot.domain, so the pure core as a whole now reaches SQLAlchemy.
         ("bot/domain.py", "import sqlalchemy", {"domain-pure", "topics-pure"}),
-        ("bot/domain.py", "from bot.topics import catalog", {"domain-pure"}),
+        ("bot/domain.py", "from bot.topics import catalog", {"domain-pure", "layers"}),
         ("bot/topics/momentum.py", "import matplotlib.pyplot", {"topics-pure"}),
         # The handler imports telegram directly, so both contracts catch it.
         ("handlers/text.py", "import telegram", {"handlers-platform-neutral", "sdks-in-adapters"}),
@@ -76,12 +76,25 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
         (
             "handlers/text.py",
             "from bot.adapters.slack import messenger",
-            {"handlers-platform-neutral"},
+            {"handlers-platform-neutral", "layers"},
         ),
-        ("storage/models.py", "from handlers import base", {"storage-below-handlers"}),
+        # The services import storage, so through it they would now reach a handler too.
+        (
+            "storage/models.py",
+            "from handlers import base",
+            {"storage-below-handlers", "layers", "services-below-edges"},
+        ),
         ("handlers/text.py", "from storage.uow import UnitOfWork", {"handlers-use-ports"}),
         ("bot/config.py", "import slack_bolt", {"sdks-in-adapters"}),
         ("bot/config.py", "import httpx", {"http-in-arxiv-and-adapters"}),
+        # Storage reaching up into a service: only the layers say no.
+        ("storage/outbox.py", "from bot.services import ingest", {"layers"}),
+        # bot.arxiv and storage are independent siblings in the layers as well.
+        ("bot/arxiv/parse.py", "from storage import papers", {"arxiv-below-storage", "layers"}),
+        ("bot/services/poll.py", "from handlers import base", {"services-below-edges", "layers"}),
+        ("bot/services/spikes.py", "from bot import app", {"services-below-edges", "layers"}),
+        ("storage/papers.py", "from tests.support import uow", {"product-not-dev"}),
+        ("bot/cli.py", "import bench.harness", {"product-not-dev"}),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

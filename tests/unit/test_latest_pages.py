@@ -11,7 +11,6 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.delivery.content import Audience, digest
 from bot.domain import (
     Action,
     ChatRef,
@@ -24,6 +23,7 @@ from bot.domain import (
     SubscriptionKind,
 )
 from bot.topics.catalog import Catalog
+from bot.topics.content import Audience, digest
 from handlers.base import Context
 from handlers.commands import REGISTRY
 from handlers.text import parse_command

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.delivery.chart import momentum_png
+from bot.charts import momentum_png
 from bot.topics.momentum import (
     BLOCKS,
     AlertState,

@@ -11,15 +11,15 @@ import re
 
 import pytest
 
+from bot import buttons
 from bot.adapters.console import render_reply
 from bot.adapters.slack import render as slack_render
 from bot.adapters.telegram import render as telegram_render
 from bot.adapters.telegram.render import to_messages
-from bot.delivery import buttons
-from bot.delivery.content import Audience, alert, digest
 from bot.domain import Action, Paper, PaperItem, Reply, Subscription, SubscriptionKind, slugify
 from bot.services.ingest import rule_tags, sample_papers
 from bot.topics.catalog import Catalog, load_catalog
+from bot.topics.content import Audience, alert, digest
 from bot.topics.tagline import MAX_OTHERS, MAX_TAGS
 
 FOLLOWED = "rl-for-llm-agents"

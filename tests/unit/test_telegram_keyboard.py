@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import date
 
+from bot import buttons
 from bot.adapters.telegram.render import to_messages
-from bot.delivery import buttons
-from bot.delivery.content import Audience, alert
 from bot.domain import Action, Author, Paper, Subscription, SubscriptionKind
 from bot.topics.catalog import load_catalog
+from bot.topics.content import Audience, alert
 
 KEY = buttons.button_key("123456:test")
 PAPER = Paper(

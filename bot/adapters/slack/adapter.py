@@ -27,13 +27,13 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import buttons
 from bot.adapters.slack.commands import SLASH_COMMAND, chat_key, origin, to_command
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.messenger import SlackMessenger
 from bot.adapters.slack.render import render
 from bot.config import Settings, StartupError
-from bot.delivery import buttons
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import connect_failure, host_of, unreachable
 from handlers.base import Context, Registry, RoleLookup

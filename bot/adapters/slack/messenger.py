@@ -10,11 +10,11 @@ from aiohttp import ClientError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import buttons
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.render import render
-from bot.delivery import buttons
-from bot.delivery.messenger import Permanent, RateLimited, RecipientGone, Transient
 from bot.domain import Chat, Platform, Reply
+from bot.ports import Permanent, RateLimited, RecipientGone, Transient
 
 GONE = {"channel_not_found", "not_in_channel", "is_archived", "account_inactive", "invalid_auth"}
 

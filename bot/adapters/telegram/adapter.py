@@ -25,13 +25,13 @@ from telegram.ext import (
     filters,
 )
 
+from bot import buttons
 from bot.adapters.telegram.commands import to_command
 from bot.adapters.telegram.limits import MAX_IN_FLIGHT, TelegramRateLimiter
 from bot.adapters.telegram.messenger import TelegramMessenger, send
 from bot.adapters.telegram.render import popup, to_messages
 from bot.adapters.telegram.transport import AiohttpRequest, ConnectFailed
 from bot.config import Settings, StartupError
-from bot.delivery import buttons
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import unreachable
 from handlers.base import Context, Registry, RoleLookup, not_a_command

@@ -12,8 +12,8 @@ from telegram.ext import Application
 
 from bot.adapters.telegram.limits import seconds
 from bot.adapters.telegram.render import TelegramMessage, to_messages
-from bot.delivery.messenger import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
 from bot.domain import Chat, Platform, Reply
+from bot.ports import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
 
 _GONE = ("chat not found", "bot was kicked", "bot is not a member", "user is deactivated")
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # frozen, so one serves every send

@@ -15,7 +15,7 @@ from html import escape
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.delivery import buttons
+from bot import buttons
 from bot.domain import Button, PaperItem, Reply
 from bot.topics.card import Affiliations, Byline, Field, Links, Summary, Tags, Title, card, shorten
 

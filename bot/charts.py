@@ -4,6 +4,10 @@ Rendering takes ~100 ms of CPU: call `momentum_png` off the event loop
 (`await asyncio.to_thread(momentum_png, m, title)`). Each call builds its own
 `matplotlib.figure.Figure` on the Agg canvas: no pyplot, no global state shared
 between calls or threads.
+
+matplotlib is an imaging library, so this sits outside the pure core (the topics-pure
+contract forbids it there): `handlers.momentum.momentum_chart` draws with it for the
+adapters, and `scripts.momentum_example` for the README.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ one older than `MAX_AGE`.
 Why 30 days: alerts and digests are acted on within days (a weekly digest within a
 week); a month covers a holiday, while a payload copied out of a chat, or a button left
 in a chat that changed hands, stops working soon after.
+
+Both platform packages sign and verify with it, so it sits in bot/, outside any adapter
+package, where a handler may use it too; it needs only the standard library and the domain.
 """
 
 from __future__ import annotations
