@@ -37,7 +37,7 @@ from bot.topics.catalog import load_catalog
 from bot.topics.query import QueryError, parse_query
 from bot.topics.tag_rules import build_tagger, query_key
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 CATEGORIES = ["cs.LG", "cs.AI", "cs.CL", "cs.CV", "cs.RO", "stat.ML", "cs.IR"]

@@ -36,8 +36,8 @@ from bot.services.poll import Poller
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tag_rules import catalog_rules
 from handlers.base import Context
-from handlers.commands import REGISTRY
 from handlers.rate_limit import CommandRateLimit
+from handlers.registry import REGISTRY
 from storage.database import Database
 from storage.politeness import DatabaseRequestStamp
 

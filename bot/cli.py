@@ -46,7 +46,7 @@ from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.resolve import search
 from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database, DatabaseConfigError
 
 log = logging.getLogger("paperwatch")

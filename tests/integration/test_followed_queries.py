@@ -23,7 +23,7 @@ from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.query import MAX_QUERY_CHARS, QueryError, canonical, parse_query
 from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 FEED = Path(__file__).parents[1] / "fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"

@@ -21,7 +21,7 @@ from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
 from bot.services.ingest import load_sample_if_empty
 from bot.topics.query import QueryError, parse_query
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 CATCH_ALL = "something went wrong on my side"

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from bot.adapters.console import handle_line, render_reply
 from bot.domain import PollState
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 SATURDAY = datetime(2026, 9, 26, 15, 0, tzinfo=UTC)

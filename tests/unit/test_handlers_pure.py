@@ -14,7 +14,7 @@ import pytest
 from bot.domain import ChatRef, Paper, Platform, Reply, Role
 from bot.topics.catalog import Catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from handlers.text import parse_command
 from tests.support.uow import FakeDatabase
 

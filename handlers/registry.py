@@ -1,4 +1,4 @@
-"""The chat commands, platform-neutral: (Command, Context) -> Reply."""
+"""The command registry: every chat command, platform-neutral: (Command, Context) -> Reply."""
 
 from __future__ import annotations
 
