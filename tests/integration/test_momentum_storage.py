@@ -12,7 +12,7 @@ from bot.domain import ChatKind, ChatRef, Command, Paper, Platform, Role, Subscr
 from bot.topics.catalog import Catalog
 from bot.topics.momentum import AlertState
 from handlers.base import Context, Registry
-from handlers.momentum import MOMENTUM, TRENDING, momentum, momentum_chart, trending
+from handlers.trends import MOMENTUM, TRENDING, momentum, momentum_chart, trending
 from storage.database import Database
 from storage.momentum import MomentumRepository
 
