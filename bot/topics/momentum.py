@@ -1,6 +1,6 @@
 """Topic momentum: the figures, the sentence, the sparkline and the spike rule.
 
-Pure functions over counts (stdlib only); `storage.momentum` computes the counts and
+Pure functions over counts (stdlib only); `storage.momentum_counts` computes the counts and
 the index's coverage from the papers that came from arXiv. The bundled sample papers
 never count: not in a count, a share, a rise, a sparkline or a spike.
 
@@ -128,7 +128,7 @@ class Momentum:
     announcement date is unknown, nor sample papers.
 
     `coverage` None means the caller vouches that the index holds every week of
-    `weekly` (pure uses, benchmarks); `storage.momentum` always says what it holds."""
+    `weekly` (pure uses, benchmarks); `storage.momentum_counts` always says what it holds."""
 
     tag: str
     weekly: tuple[int, ...]  # 7-day buckets ending at `as_of`, oldest first
