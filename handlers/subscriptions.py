@@ -26,7 +26,8 @@ from bot.domain import (
 )
 from bot.ports import UnitOfWork
 from bot.topics.card import paper_item
-from bot.topics.query import Query, QueryError, canonical, parse_query
+from bot.topics.query import canonical, parse_query
+from bot.topics.query_tree import Query, QueryError
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tag_rules import query_key
 from bot.topics.tagger import Tagger

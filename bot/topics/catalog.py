@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.domain import Topic, slugify
-from bot.topics.query import CATALOG_LIMITS, QueryError, parse_query
+from bot.topics.query import parse_query
+from bot.topics.query_tree import CATALOG_LIMITS, QueryError
 
 FIELDS = ("name", "slug", "aliases", "description", "parent", "rule")
 _TOP_LEVEL = ("glossary", "topic")

@@ -20,7 +20,8 @@ from bot.arxiv.parse import parse_feed
 from bot.domain import SubscriptionKind
 from bot.services.ingest import store_papers
 from bot.topics.catalog import Catalog, load_catalog
-from bot.topics.query import MAX_QUERY_CHARS, QueryError, canonical, parse_query
+from bot.topics.query import canonical, parse_query
+from bot.topics.query_tree import MAX_QUERY_CHARS, QueryError
 from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
 from handlers.registry import REGISTRY
