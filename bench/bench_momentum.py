@@ -33,7 +33,7 @@ from bench.harness import (
     zipf_weights,
 )
 from bot.topics.catalog import load_catalog
-from bot.topics.momentum import is_spike
+from bot.topics.spike_rule import is_spike
 from storage.database import Database
 from storage.momentum_counts import MomentumRepository
 

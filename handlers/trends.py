@@ -19,15 +19,9 @@ from datetime import date, timedelta
 from bot.delivery.chart import momentum_png
 from bot.domain import Action, Button, Command, Reply, Subscription, Topic
 from bot.ports import MomentumStore
-from bot.topics.momentum import (
-    Momentum,
-    SpikeVerdict,
-    coverage_note,
-    is_spike,
-    sentence,
-    sparkline,
-)
+from bot.topics.momentum import Momentum, coverage_note, sentence, sparkline
 from bot.topics.resolve import resolve_topic
+from bot.topics.spike_rule import SpikeVerdict, is_spike
 from handlers.base import CommandSpec, Context
 from handlers.lookup import find_subscription
 from handlers.subscriptions import EXAMPLE_TOPIC, unknown_topic, usage_error

@@ -10,7 +10,7 @@ import pytest
 
 from bot.domain import ChatKind, ChatRef, Command, Paper, Platform, Role, SubscriptionKind
 from bot.topics.catalog import Catalog
-from bot.topics.momentum import AlertState
+from bot.topics.spike_rule import AlertState
 from handlers.base import Context, Registry
 from handlers.trends import MOMENTUM, TRENDING, momentum, momentum_chart, trending
 from storage.database import Database
