@@ -24,8 +24,8 @@ from rich.progress import Progress
 from bot.adapters.console import CONSOLE_CHAT, LOG_FILE, render_reply, run_console
 from bot.app import StartupError, build_poller, database, open_catalog, run_bot
 from bot.arxiv.categories import in_categories
-from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError, parse_feed
+from bot.arxiv.responses import ArxivHTTPError
 from bot.config import Settings
 from bot.domain import Command, Reply
 from bot.log_secrets import logging_to_file
