@@ -31,8 +31,8 @@ from functools import partial
 
 from bot.delivery.content import Audience
 from bot.delivery.messenger import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
-from bot.domain import ChatRef, OutboxItem, OutboxKind, Subscription
-from bot.outbox_payloads import OutboxPayload
+from bot.domain import ChatRef, Subscription
+from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload
 from bot.services.chat_times import quiet_until
 from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload
 from bot.services.group_commit import GroupCommit
