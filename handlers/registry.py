@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from bot.domain import Command, Reply
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
+from handlers.following import LIST
 from handlers.settings import DIGEST, MUTE, MUTED, PAUSE, QUIET, RESUME, TIMEZONE, UNMUTE
 from handlers.status import status
-from handlers.subscriptions import EXAMPLE_TOPIC, FOLLOW, LATEST, LIST, UNFOLLOW
+from handlers.subscriptions import EXAMPLE_TOPIC, FOLLOW, LATEST, UNFOLLOW
 from handlers.topics import TOPIC, TOPICS, WHY
 from handlers.trends import MOMENTUM, TRENDING
 
