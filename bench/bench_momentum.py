@@ -33,9 +33,9 @@ from bench.harness import (
     zipf_weights,
 )
 from bot.topics.catalog import load_catalog
-from bot.topics.momentum import is_spike
+from bot.topics.spike_rule import is_spike
 from storage.database import Database
-from storage.momentum import MomentumRepository
+from storage.momentum_counts import MomentumRepository
 
 AS_OF = date(2026, 11, 27)  # a Friday
 WEEKS = 30

@@ -34,10 +34,11 @@ from bot.domain import ChatRef, Platform, SubscriptionKind
 from bot.services.ingest import store_papers
 from bot.topics import tag_rules as tagging
 from bot.topics.catalog import load_catalog
-from bot.topics.query import QueryError, parse_query
+from bot.topics.query import parse_query
+from bot.topics.query_tree import QueryError
 from bot.topics.tag_rules import build_tagger, query_key
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 CATEGORIES = ["cs.LG", "cs.AI", "cs.CL", "cs.CV", "cs.RO", "stat.ML", "cs.IR"]

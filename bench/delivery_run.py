@@ -25,7 +25,7 @@ from bot.services.deliver import Deliverer
 from bot.services.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 TOKEN = "123456:BENCH-token"

@@ -29,7 +29,8 @@ from bench.relevance_catalog import CATALOG_DIR, Labelled, Pool
 from bot.domain import Paper
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.document import Document
-from bot.topics.query import CATALOG_LIMITS, QueryError, parse_query
+from bot.topics.query import parse_query
+from bot.topics.query_tree import CATALOG_LIMITS, QueryError
 from bot.topics.tagger import Tagger
 
 log = logging.getLogger(__name__)

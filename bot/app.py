@@ -36,8 +36,8 @@ from bot.services.poll import Poller
 from bot.topics.catalog import Catalog, CatalogError, load_catalog
 from bot.topics.tag_rules import catalog_rules
 from handlers.base import Context
-from handlers.commands import REGISTRY
 from handlers.rate_limit import CommandRateLimit
+from handlers.registry import REGISTRY
 from storage.database import Database
 from storage.politeness import DatabaseRequestStamp
 
@@ -214,6 +214,50 @@ def build_peers(
     )
 
 
+def _chats_for_role(settings: Settings, role: str) -> bool:
+    """Whether a chat platform is configured; a role other than "all" needs one."""
+    chats = settings.telegram_enabled or settings.slack_enabled
+    if role != "all" and not chats:  # a worker would deliver nowhere, a poller answer nobody
+        raise StartupError(
+            f"a {role} process serves Telegram or Slack, and neither is configured: set "
+            "TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN (see .env.example), or run `paperwatch "
+            "run` without --role to chat in this terminal"
+        )
+    return chats
+
+
+async def _enter_jobs(
+    stack: contextlib.AsyncExitStack,
+    settings: Settings,
+    db: Database,
+    catalog: Catalog,
+    role: str,
+    adapters: dict[str, Adapter],
+    messengers: dict[str, Messenger],
+) -> AsyncIOScheduler:
+    """The services this role runs (deliverer, peers, poller), entered on `stack`, and
+    the scheduler of their jobs, built but not yet started."""
+    process_id = uuid.uuid4().hex  # in the processes table, and on each claim it makes
+    deliverer = (
+        build_deliverer(settings, db, messengers, catalog, process_id)
+        if role in ("all", "worker")
+        else None
+    )
+    peers = build_peers(settings, db, role, process_id, deliverer, adapters)
+    await stack.enter_async_context(registered(peers))
+    poller = None
+    if role in ("all", "poller"):
+        poller = await stack.enter_async_context(
+            contextlib.aclosing(build_poller(settings, db, catalog))
+        )
+    return build_scheduler(
+        Jobs(db, poller, deliverer, catalog, peers=peers),
+        role=role,
+        deliver_interval=settings.deliver_interval,
+        heartbeat_interval=settings.heartbeat_interval,
+    )
+
+
 async def run_bot(
     settings: Settings, *, role: str = "all", stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
 ) -> int:
@@ -223,13 +267,7 @@ async def run_bot(
     input; otherwise it runs until SIGINT/SIGTERM. While the chat has a terminal, the
     log goes to `LOG_FILE`, not into its prompt.
     """
-    chats = settings.telegram_enabled or settings.slack_enabled
-    if role != "all" and not chats:  # a worker would deliver nowhere, a poller answer nobody
-        raise StartupError(
-            f"a {role} process serves Telegram or Slack, and neither is configured: set "
-            "TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN (see .env.example), or run `paperwatch "
-            "run` without --role to chat in this terminal"
-        )
+    chats = _chats_for_role(settings, role)
     catalog = open_catalog(settings.catalog)
     console = role == "all" and not chats
     interactive = console and stdin.isatty()
@@ -242,25 +280,7 @@ async def run_bot(
         if console:
             messengers["console"] = ConsoleMessenger(stdout)
             await load_sample_if_empty(db.uow, catalog)
-        process_id = uuid.uuid4().hex  # in the processes table, and on each claim it makes
-        deliverer = (
-            build_deliverer(settings, db, messengers, catalog, process_id)
-            if role in ("all", "worker")
-            else None
-        )
-        peers = build_peers(settings, db, role, process_id, deliverer, adapters)
-        await stack.enter_async_context(registered(peers))
-        poller = None
-        if role in ("all", "poller"):
-            poller = await stack.enter_async_context(
-                contextlib.aclosing(build_poller(settings, db, catalog))
-            )
-        scheduler = build_scheduler(
-            Jobs(db, poller, deliverer, catalog, peers=peers),
-            role=role,
-            deliver_interval=settings.deliver_interval,
-            heartbeat_interval=settings.heartbeat_interval,
-        )
+        scheduler = await _enter_jobs(stack, settings, db, catalog, role, adapters, messengers)
         for adapter in adapters.values():
             # Chat updates go to one process (all/poller); workers only send.
             await stack.enter_async_context(started(adapter, receive_updates=role != "worker"))

@@ -6,7 +6,7 @@ Rendering takes ~100 ms of CPU: call `momentum_png` off the event loop
 between calls or threads.
 
 matplotlib is an imaging library, so this sits outside the pure core (the topics-pure
-contract forbids it there): `handlers.momentum.momentum_chart` draws with it for the
+contract forbids it there): `handlers.trends.momentum_chart` draws with it for the
 adapters, and `scripts.momentum_example` for the README.
 """
 

@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from bot.outbox_payloads import OutboxPayload
-
 # New-style ids (0704.0001 .. 2609.26811) and old-style ids (cond-mat/0412498).
 _NEW_ID = re.compile(r"(?P<id>\d{4}\.\d{4,5})(?:v(?P<v>\d+))?")
+
+
 _OLD_ID = re.compile(r"(?P<id>[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?")
 
 
@@ -286,41 +286,6 @@ class Reply:
     @classmethod
     def text(cls, *lines: str, is_error: bool = False) -> Reply:
         return cls(lines=tuple(lines), is_error=is_error)
-
-
-class OutboxKind(enum.StrEnum):
-    """What an outbox row owes a chat; its payload type follows (`bot.outbox_payloads`)."""
-
-    ITEM = "item"  # a batch's papers, waiting for the chat's digest
-    ALERT = "alert"  # a batch's papers, one message each, sent when due
-    DIGEST = "digest"  # the chat's folded items, one message
-    SPIKE = "spike"  # a notice: a followed topic is heating up
-    NOTE = "note"  # a notice: why a digest has nothing new
-
-
-class OutboxStatus(enum.StrEnum):
-    """pending -> sending (claimed) -> pending (more to send) | sent | dead; an item
-    folded into a digest stays "folded"."""
-
-    PENDING = "pending"
-    SENDING = "sending"
-    SENT = "sent"
-    DEAD = "dead"
-    FOLDED = "folded"
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxItem:
-    """A claimed outbox row: what it owes the chat, and its failures in a row so far."""
-
-    id: int
-    chat_id: int
-    batch_id: int | None
-    kind: OutboxKind
-    payload: OutboxPayload  # the type that goes with `kind`
-    attempts: int
-    # When the current run of failures began; None when the last try succeeded.
-    failing_since: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,8 +35,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from bot.arxiv.calendar import ANNOUNCE_TIME, ANNOUNCE_WEEKDAYS, EASTERN, LATE_POLLS, POLL_DELAY
-from bot.arxiv.client import ArxivHTTPError
 from bot.arxiv.parse import FeedError
+from bot.arxiv.responses import ArxivHTTPError
 from bot.services.deliver import Deliverer
 from bot.services.digests import fold_due_digests
 from bot.services.peers import Peers

@@ -72,7 +72,7 @@ def with_args(args: str) -> bool:
 
 
 class Registry:
-    """The commands, registered explicitly in one place (`handlers.commands`)."""
+    """The commands, registered explicitly in one place (`handlers.registry`)."""
 
     def __init__(self, specs: Sequence[CommandSpec]) -> None:
         self.specs = tuple(specs)

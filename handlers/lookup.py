@@ -20,7 +20,8 @@ from collections.abc import Sequence
 
 from bot.domain import Subscription, SubscriptionKind
 from bot.topics.catalog import Catalog
-from bot.topics.query import QueryError, parse_query
+from bot.topics.query import parse_query
+from bot.topics.query_tree import QueryError
 from bot.topics.resolve import looks_like_query, resolve_topic
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from bot.domain import ChatRef
 from handlers.base import Context
+from handlers.following import following_lines
 from handlers.settings import muted_lines, settings_lines
-from handlers.subscriptions import following_lines
 
 
 @dataclass(frozen=True, slots=True)

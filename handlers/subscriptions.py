@@ -1,4 +1,5 @@
-"""Following things: /follow, /unfollow, /list, /latest.
+"""Following things: /follow, /unfollow, /latest (/list, what a chat follows, is
+`handlers.following`).
 
 A chat follows at most `Context.max_topics_per_chat` catalog topics and
 `Context.max_queries_per_chat` own queries; a follow beyond that is refused with the
@@ -26,7 +27,8 @@ from bot.domain import (
 )
 from bot.ports import UnitOfWork
 from bot.topics.card import paper_item
-from bot.topics.query import Query, QueryError, canonical, parse_query
+from bot.topics.query import canonical, parse_query
+from bot.topics.query_tree import Query, QueryError
 from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tag_rules import query_key
 from bot.topics.tagger import Tagger
@@ -45,10 +47,6 @@ EXAMPLE_TOPIC = "RL for LLM Agents"
 # A newly followed query is run over this many of the newest papers, so /latest has answers
 # (about a day and a half of the watched categories; the matching runs in a worker thread).
 QUERY_BACKFILL = 2000
-# /list shows this many subscriptions per page, each line cut to LIST_LINE characters,
-# so that one page always fits one message on every platform.
-LIST_PAGE = 15
-LIST_LINE = 160
 
 
 def usage_error(usage: str, problem: str) -> Reply:
@@ -201,53 +199,12 @@ async def unfollow(cmd: Command, ctx: Context) -> Reply:
     return Reply(lines=(f"Stopped following {match.label}.",), changes_chat=True)
 
 
-def _page_number(text: str) -> int | None:
+def page_number(text: str) -> int | None:
     """ "3" -> 3; None for anything but a small number in ASCII digits."""
     text = text.strip()
     if not (text.isascii() and text.isdigit() and len(text) <= 6) or int(text) < 1:
         return None
     return int(text)
-
-
-def _shorten(text: str, width: int = LIST_LINE) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _list_line(sub: Subscription) -> str:
-    if sub.kind is SubscriptionKind.TOPIC:
-        return "• " + _shorten(sub.label)
-    return "• your query: " + _shorten(sub.target)
-
-
-def following_lines(subs: Sequence[Subscription], page: int = 1) -> tuple[str, ...]:
-    """What a chat follows, one page (`page` within the list): what /list shows."""
-    if not subs:
-        return ("You don't follow any topic yet.", f"Try: /follow {EXAMPLE_TOPIC}")
-    pages = -(-len(subs) // LIST_PAGE)
-    shown = subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
-    more = f": /list {page + 1} for more" if page < pages else "."
-    footer = (f"Page {page} of {pages}{more}",) if pages > 1 else ()
-    return (f"You follow {len(subs)} topic(s):", *map(_list_line, shown), *footer)
-
-
-async def list_(cmd: Command, ctx: Context) -> Reply:
-    """Show what this chat follows, `LIST_PAGE` subscriptions a page: /list [page]."""
-    page = _page_number(cmd.args) if cmd.args else 1
-    if page is None:
-        return usage_error(LIST.usage, "Which page? Give its number, e.g. /list 2.")
-    async with ctx.uow() as uow:
-        chat = await uow.chats.get(cmd.chat)
-        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
-    pages = -(-len(subs) // LIST_PAGE)
-    if subs and page > pages:  # with nothing followed, every page says so
-        return usage_error(LIST.usage, f"There is no page {page}: the list has {pages}.")
-    return Reply(
-        lines=following_lines(subs, page),
-        buttons=tuple(
-            (Button(_shorten(f"Unfollow {s.label}", 60), Action.UNFOLLOW, s.tag),)
-            for s in subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
-        ),
-    )
 
 
 def _topic_and_page(
@@ -265,7 +222,7 @@ def _topic_and_page(
     resolution = resolve_topic(text, ctx.catalog)
     if len(words) > 1 and resolution.topic is not None and resolution.exact:
         return text, 1
-    return " ".join(words[:-1]), _page_number(words[-1])
+    return " ".join(words[:-1]), page_number(words[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +312,8 @@ FOLLOW = CommandSpec(
     ' or /follow "diffusion policy" AND cat:cs.RO',
     changes=with_args,  # without a topic it only shows the usage
 )
+
+
 UNFOLLOW = CommandSpec(
     "unfollow",
     unfollow,
@@ -362,7 +321,8 @@ UNFOLLOW = CommandSpec(
     "/unfollow <topic>",
     changes=with_args,
 )
-LIST = CommandSpec("list", list_, "show the topics this chat follows", "/list [page]")
+
+
 LATEST = CommandSpec(
     "latest", latest, "the newest papers on a topic, a page at a time", "/latest [topic] [page]"
 )

@@ -13,7 +13,8 @@ from datetime import date
 
 from bench.fixtures import ROOT
 from bot.charts import momentum_png
-from bot.topics.momentum import Momentum, is_spike, sentence, sparkline
+from bot.topics.momentum import Momentum, sentence, sparkline
+from bot.topics.spike_rule import is_spike
 
 WEEKLY = (3, 4, 3, 5, 4, 4, 5, 3, 4, 5, 4, 6, 5, 4, 5, 6, 5, 6, 6, 7, 8, 8, 15, 17, 18, 20)
 

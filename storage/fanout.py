@@ -16,8 +16,8 @@ from sqlalchemy import JSON, case, exists, func, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.domain import DigestMode, OutboxKind, OutboxStatus
-from bot.outbox_payloads import ItemPayload
+from bot.domain import DigestMode
+from bot.outbox_payloads import ItemPayload, OutboxKind, OutboxStatus
 from storage.models import BatchRow, ChatRow, OutboxRow, PaperRow, PaperTagRow, SubscriptionRow
 from storage.outbox_json import payload_to_json
 from storage.repositories import chunks

@@ -18,8 +18,14 @@ from datetime import datetime, timedelta
 from sqlalchemy import JSON, ColumnElement, and_, bindparam, func, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.domain import OutboxItem, OutboxKind, OutboxStatus
-from bot.outbox_payloads import DigestPayload, NoticePayload, OutboxPayload
+from bot.outbox_payloads import (
+    DigestPayload,
+    NoticePayload,
+    OutboxItem,
+    OutboxKind,
+    OutboxPayload,
+    OutboxStatus,
+)
 from storage.fanout import enqueue_batch
 from storage.models import ChatRow, OutboxRow
 from storage.outbox_json import item_from_json, outbox_item, payload_to_json

@@ -20,12 +20,13 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from bot.domain import OutboxItem, OutboxKind
 from bot.outbox_payloads import (
     AlertPayload,
     DigestPayload,
     ItemPayload,
     NoticePayload,
+    OutboxItem,
+    OutboxKind,
     OutboxPayload,
 )
 

@@ -48,6 +48,39 @@ def _paper_values(paper: Paper) -> dict[str, Any]:
     }
 
 
+# A stored paper as upsert sees it: (row id, version, sample flag).
+_Stored = tuple[int, int, bool]
+
+
+def _latest_versions(papers: Iterable[Paper]) -> dict[str, Paper]:
+    """The highest version of each paper in a batch, by version-free arXiv id."""
+    latest: dict[str, Paper] = {}
+    for paper in papers:
+        seen = latest.get(paper.arxiv_id)
+        if seen is None or paper.version > seen.version:
+            latest[paper.arxiv_id] = paper
+    return latest
+
+
+def _sort_upserts(
+    latest: dict[str, Paper], existing: dict[str, _Stored], *, sample: bool
+) -> tuple[list[Paper], list[Paper], list[str]]:
+    """(new, updated, unchanged ids): a sample paper never overwrites a real one; a real
+    one replaces a stored sample, and a newer version replaces an older one."""
+    new, updated, unchanged = [], [], []
+    for arxiv_id, paper in latest.items():
+        stored, flag = existing.get(arxiv_id), sample or paper.is_sample
+        if stored is None:
+            new.append(paper)
+        elif flag and not stored[2]:
+            unchanged.append(arxiv_id)
+        elif paper.version > stored[1] or (stored[2] and not flag):
+            updated.append(paper)
+        else:
+            unchanged.append(arxiv_id)
+    return new, updated, unchanged
+
+
 def _paper(row: PaperRow, tags: Sequence[str] = ()) -> Paper:
     return Paper(
         arxiv_id=row.arxiv_id,
@@ -84,41 +117,55 @@ class PaperRepository:
         date, the flag cleared) and is reported as updated; a sample paper never
         overwrites a real one.
         """
-        latest: dict[str, Paper] = {}
-        for paper in papers:
-            seen = latest.get(paper.arxiv_id)
-            if seen is None or paper.version > seen.version:
-                latest[paper.arxiv_id] = paper
-        existing: dict[str, tuple[int, int, bool]] = {}
-        for chunk in chunks(list(latest)):
+        latest = _latest_versions(papers)
+        existing = await self._stored(list(latest))
+        new, updated, unchanged = _sort_upserts(latest, existing, sample=sample)
+        now = utcnow()
+        await self._insert(new, now, sample=sample)
+        await self._refresh(updated, existing, now, sample=sample)
+        await self._s.flush()
+        return UpsertResult(
+            new=tuple(p.arxiv_id for p in new),
+            updated=tuple(p.arxiv_id for p in updated),
+            unchanged=tuple(unchanged),
+        )
+
+    async def _stored(self, arxiv_ids: Sequence[str]) -> dict[str, _Stored]:
+        """The stored (row id, version, sample flag) of those of `arxiv_ids` the index holds."""
+        existing: dict[str, _Stored] = {}
+        for chunk in chunks(arxiv_ids):
             stmt = select(PaperRow.arxiv_id, PaperRow.id, PaperRow.version, PaperRow.sample).where(
                 PaperRow.arxiv_id.in_(chunk)
             )
             existing.update({a: (i, v, f) for a, i, v, f in (await self._s.execute(stmt)).all()})
-        new, updated, unchanged = [], [], []
-        for arxiv_id, paper in latest.items():
-            stored, flag = existing.get(arxiv_id), sample or paper.is_sample
-            if stored is None:
-                new.append(paper)
-            elif flag and not stored[2]:
-                unchanged.append(arxiv_id)
-            elif paper.version > stored[1] or (stored[2] and not flag):
-                updated.append(paper)
-            else:
-                unchanged.append(arxiv_id)
-        now = utcnow()
-        if new:
-            rows = [
-                {
-                    **_paper_values(p),
-                    "ingested_at": now,
-                    "updated_at": now,
-                    "sample": sample or p.is_sample,
-                }
-                for p in new
-            ]
-            for chunk in chunks(rows, 200):
-                await self._s.execute(PaperRow.__table__.insert(), list(chunk))
+        return existing
+
+    async def _insert(self, new: Sequence[Paper], now: datetime, *, sample: bool) -> None:
+        """Insert papers the index does not hold yet."""
+        if not new:
+            return
+        rows = [
+            {
+                **_paper_values(p),
+                "ingested_at": now,
+                "updated_at": now,
+                "sample": sample or p.is_sample,
+            }
+            for p in new
+        ]
+        for chunk in chunks(rows, 200):
+            await self._s.execute(PaperRow.__table__.insert(), list(chunk))
+
+    async def _refresh(
+        self,
+        updated: Sequence[Paper],
+        existing: dict[str, _Stored],
+        now: datetime,
+        *,
+        sample: bool,
+    ) -> None:
+        """Overwrite stored papers with their newer version (or their real one), keeping
+        the first announcement date when the new one has none."""
         for paper in updated:
             values = _paper_values(paper)
             if paper.announced is None:
@@ -130,12 +177,6 @@ class PaperRepository:
                 .where(PaperRow.id == existing[paper.arxiv_id][0])
                 .values(**values, updated_at=now)
             )
-        await self._s.flush()
-        return UpsertResult(
-            new=tuple(p.arxiv_id for p in new),
-            updated=tuple(p.arxiv_id for p in updated),
-            unchanged=tuple(unchanged),
-        )
 
     async def ids_for(self, arxiv_ids: Iterable[str]) -> dict[str, int]:
         found: dict[str, int] = {}

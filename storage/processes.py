@@ -7,7 +7,8 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.domain import OutboxStatus, Process
+from bot.domain import Process
+from bot.outbox_payloads import OutboxStatus
 from storage.models import OutboxRow, ProcessRow
 
 

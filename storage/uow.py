@@ -15,7 +15,7 @@ from typing import Self
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from storage.momentum import MomentumRepository
+from storage.momentum_counts import MomentumRepository
 from storage.outbox import OutboxRepository
 from storage.papers import PaperRepository
 from storage.processes import ProcessRepository

@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from dataclasses import replace
 
 import httpx
 from tenacity import (
@@ -39,114 +37,30 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from bot.arxiv.parse import (
-    ArxivApiError,
-    Feed,
-    FeedError,
-    InvalidXmlError,
-    NotXmlError,
-    parse_feed,
+from bot.arxiv.responses import (
+    ERROR_BODY_LIMIT,
+    MIB,
+    ArxivBusyError,
+    ArxivHTTPError,
+    ArxivTransientError,
+    ArxivUnreachableError,
+    Fetched,
+    error_detail,
+    parse_or_retry,
+    parse_retry_after,
+    read_capped,
 )
 from bot.arxiv.spacing import RequestSpacer, RequestStamp, Sleep
 from bot.config import Settings
 from bot.network import connect_failure, unreachable
 
-__all__ = [
-    "USER_AGENT",
-    "ArxivBusyError",
-    "ArxivClient",
-    "ArxivHTTPError",
-    "ArxivTooLargeError",
-    "ArxivTransientError",
-    "ArxivUnreachableError",
-    "ArxivUnreadableError",
-    "Fetched",
-    "RequestSpacer",
-    "RequestStamp",
-    "parse_retry_after",
-]
+__all__ = ["USER_AGENT", "ArxivClient", "RequestSpacer", "RequestStamp"]
 
 log = logging.getLogger(__name__)
 
 USER_AGENT = (
     f"paperwatch/0.1 (arXiv topic-alert bot; polite: 1 request per 3 s; httpx/{httpx.__version__})"
 )
-
-
-MIB = 1024 * 1024
-# An error page is read only this far: enough for the export API's explanation.
-ERROR_BODY_LIMIT = 64 * 1024
-
-
-class ArxivHTTPError(RuntimeError):
-    """arXiv did not give us a usable response; the message says why in one line."""
-
-
-class ArxivTransientError(ArxivHTTPError):
-    """Worth retrying: a 5xx, a reset connection or a timeout."""
-
-
-class ArxivUnreachableError(ArxivTransientError):
-    """No connection could be made (refused, unresolvable name, no route). Transient, but
-    not retried within the call: the message says which host and what to check."""
-
-
-class ArxivUnreadableError(ArxivTransientError):
-    """A 200 whose body is no feed: cut short in transit, or an HTML page. Retried."""
-
-
-class ArxivTooLargeError(ArxivHTTPError):
-    """The body grew past the size cap; `downloaded` bytes had come off the wire."""
-
-    def __init__(self, message: str, downloaded: int) -> None:
-        super().__init__(message)
-        self.downloaded = downloaded
-
-
-class ArxivBusyError(ArxivTransientError):
-    """429 or 503: arXiv asked us to come back after `retry_after` seconds."""
-
-    def __init__(self, message: str, retry_after: float | None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    """A response body, or `not_modified` when the validators still hold."""
-
-    body: bytes
-    not_modified: bool = False
-    etag: str | None = None
-    last_modified: str | None = None
-    feed: Feed | None = None  # set by `get_feed`
-
-
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date (unclamped)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def _error_detail(body: bytes) -> str:
-    """The export API explains a 400 in an Atom error entry: pass its words on."""
-    try:
-        parse_feed(body)
-    except ArxivApiError as exc:
-        return f": {exc}"
-    except FeedError:
-        pass
-    return ""
 
 
 def _conditional(etag: str | None, last_modified: str | None) -> dict[str, str]:
@@ -156,47 +70,6 @@ def _conditional(etag: str | None, last_modified: str | None) -> dict[str, str]:
     if last_modified:
         headers["If-Modified-Since"] = last_modified
     return headers
-
-
-def _parse_or_retry(body: bytes) -> Feed:
-    """parse_feed, with the faults worth another request turned into ArxivUnreadableError."""
-    try:
-        return parse_feed(body)
-    except (NotXmlError, InvalidXmlError) as exc:
-        raise ArxivUnreadableError(str(exc)) from exc
-
-
-async def _read_capped(
-    url: str, response: httpx.Response, limit: int, *, cut: bool = False
-) -> bytes:
-    """The decoded body, read chunk by chunk and never beyond `limit` bytes.
-
-    Past the limit: with `cut`, what was read so far; otherwise ArxivTooLargeError, and
-    leaving the `stream()` block closes the connection without reading the rest.
-    """
-    declared = response.headers.get("Content-Length", "")
-    plain = "Content-Encoding" not in response.headers
-    if not cut and plain and declared.isdigit() and int(declared) > limit:
-        raise _too_large(url, limit, response.num_bytes_downloaded)
-    chunks: list[bytes] = []
-    total = 0
-    async for chunk in response.aiter_bytes():
-        total += len(chunk)
-        if total > limit:
-            if cut:
-                chunks.append(chunk[: limit - total + len(chunk)])
-                break
-            raise _too_large(url, limit, response.num_bytes_downloaded)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _too_large(url: str, limit: int, downloaded: int) -> ArxivTooLargeError:
-    return ArxivTooLargeError(
-        f"{url}: response larger than {limit / MIB:g} MiB decompressed; refused "
-        "(ARXIV_MAX_RESPONSE_MIB)",
-        downloaded,
-    )
 
 
 class ArxivClient:
@@ -301,7 +174,7 @@ class ArxivClient:
                 fetched = await self._once(url, params, headers)
                 if fetched.not_modified:
                     return fetched
-                return replace(fetched, feed=_parse_or_retry(fetched.body))
+                return replace(fetched, feed=parse_or_retry(fetched.body))
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def _once(
@@ -342,10 +215,10 @@ class ArxivClient:
         if status >= 500:
             raise ArxivTransientError(f"{url} answered HTTP {status}")
         if status != 200:
-            body = await _read_capped(url, response, ERROR_BODY_LIMIT, cut=True)
-            raise ArxivHTTPError(f"{url} answered HTTP {status}{_error_detail(body)}")
+            body = await read_capped(url, response, ERROR_BODY_LIMIT, cut=True)
+            raise ArxivHTTPError(f"{url} answered HTTP {status}{error_detail(body)}")
         return Fetched(
-            await _read_capped(url, response, self._max_body),
+            await read_capped(url, response, self._max_body),
             etag=response.headers.get("ETag"),
             last_modified=response.headers.get("Last-Modified"),
         )

@@ -29,8 +29,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
-from bot.domain import ChatRef, OutboxItem, OutboxKind, Subscription
-from bot.outbox_payloads import OutboxPayload
+from bot.domain import ChatRef, Subscription
+from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload
 from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
 from bot.services.chat_times import quiet_until
 from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bot.domain import Chat, DigestMode, OutboxItem, Paper, Reply
-from bot.outbox_payloads import AlertPayload, DigestPayload, NoticePayload, OutboxPayload
+from bot.domain import Chat, DigestMode, Paper, Reply
+from bot.outbox_payloads import (
+    AlertPayload,
+    DigestPayload,
+    NoticePayload,
+    OutboxItem,
+    OutboxPayload,
+)
 from bot.topics.catalog import Catalog
 from bot.topics.content import Audience, alert, digest
 from storage.outbox import Progress

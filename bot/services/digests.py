@@ -10,7 +10,8 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.domain import Chat, DigestMode, OutboxKind
+from bot.domain import Chat, DigestMode
+from bot.outbox_payloads import OutboxKind
 from bot.services.chat_times import next_digest_at
 from storage.uow import UnitOfWork
 

@@ -22,8 +22,9 @@ from typing import Literal
 
 from bot.arxiv.calendar import estimated_listing_date
 from bot.arxiv.categories import in_categories
-from bot.arxiv.client import ArxivClient, ArxivHTTPError
+from bot.arxiv.client import ArxivClient
 from bot.arxiv.parse import Feed, FeedError, OaiError
+from bot.arxiv.responses import ArxivHTTPError
 from bot.domain import AnnounceType, Paper, PollState
 from bot.services.ingest import IngestResult, store
 from bot.topics.catalog import Catalog

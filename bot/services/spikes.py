@@ -11,9 +11,10 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.domain import OutboxKind
+from bot.outbox_payloads import OutboxKind
 from bot.topics.catalog import Catalog
-from bot.topics.momentum import advance, sentence
+from bot.topics.momentum import sentence
+from bot.topics.spike_rule import advance
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""The topic query language: tokenizer, parser, syntax tree and errors.
+"""The topic query language: tokenizer, parser and canonical form (the tree it builds, its
+limits and errors are in `bot.topics.query_tree`).
 
 Used for catalog topic rules and for people's own topics, e.g.
 `"diffusion policy" AND cat:cs.RO`. Grammar (NOT binds tighter than AND,
@@ -27,52 +28,28 @@ size of the paper.
 
 from __future__ import annotations
 
-import enum
 import re
-import unicodedata
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bot.domain import Paper
 from bot.topics import document
-from bot.topics.document import Document, Program
+from bot.topics.query_tree import (
+    MAX_QUERY_CHARS,
+    MIN_PREFIX,
+    TYPED_LIMITS,
+    And,
+    Limits,
+    Node,
+    Not,
+    Or,
+    Query,
+    QueryError,
+    Scope,
+    Term,
+    compile_node,
+    unanchored,
+)
 
-__all__ = [
-    "CATALOG_LIMITS",
-    "TYPED_LIMITS",
-    "And",
-    "Document",
-    "Limits",
-    "Not",
-    "Or",
-    "Query",
-    "QueryError",
-    "Scope",
-    "Term",
-    "canonical",
-    "parse_query",
-]
-
-
-class Limits(NamedTuple):
-    """How large a query may be: characters, terms (words and phrases), nested parentheses."""
-
-    chars: int
-    terms: int
-    depth: int
-
-
-TYPED_LIMITS = Limits(chars=1000, terms=64, depth=16)
-"""A query a person follows (and the stored, canonical form of it)."""
-
-CATALOG_LIMITS = Limits(chars=4000, terms=256, depth=16)
-"""A catalog topic's rule. Maintainers write it and `paperwatch topics --check` checks it;
-it names a topic's vocabulary (synonyms, acronyms, established method and benchmark
-names), which needs more room than a typed query if the topic is to be found on papers
-that word it differently. Matching stays linear in the paper's length."""
-
-MAX_QUERY_CHARS, MAX_TERMS, MAX_DEPTH = TYPED_LIMITS
-MIN_PREFIX = 3
+__all__ = ["canonical", "parse_query"]
 
 _QUOTES = '"“”„'
 _LEXEME = re.compile(  # fixed; every character of a query belongs to exactly one lexeme
@@ -84,108 +61,7 @@ _KEYWORDS = ("AND", "OR", "NOT")
 _STRAY = re.compile(r"[<>;=`{}\[\]|\\]")
 _CATEGORY = re.compile(r"[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)?")
 _CATEGORY_PREFIX = re.compile(r"[a-z][a-z0-9.-]*")
-
-
-class QueryError(ValueError):
-    """A query that cannot be parsed: what is wrong, where (0-based) and how to fix it."""
-
-    def __init__(self, message: str, position: int, hint: str = "") -> None:
-        super().__init__(message, position, hint)
-        self.message, self.position, self.hint = message, position, hint
-
-    def __str__(self) -> str:
-        text = f"{self.message} at position {self.position}"
-        return f"{text}: {self.hint}" if self.hint else text
-
-    def pretty(self, query: str, width: int = 60) -> str:
-        """This error, then (a window of) the query with a caret under the position."""
-        start = max(0, min(self.position - width // 2, len(query) - width))
-        shown = "".join(" " if ch.isspace() else ch for ch in query[start : start + width])
-        lead, tail = "…" * (start > 0), "…" * (start + width < len(query))
-        offset = len(lead) + sum(map(_char_width, shown[: self.position - start]))
-        return f"{self}\n  {lead}{shown}{tail}\n  {' ' * offset}^"
-
-
-def _char_width(ch: str) -> int:
-    if unicodedata.combining(ch) or unicodedata.category(ch) == "Cf":
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-class Scope(enum.Enum):
-    TEXT = ""
-    TITLE = "ti"
-    ABSTRACT = "abs"
-    AUTHOR = "au"
-    CATEGORY = "cat"
-
-
 _SCOPE_NAMES = {"title": "ti", "abstract": "abs", "author": "au", "category": "cat"}
-_FIELDS = {
-    Scope.TEXT: document.TEXT,
-    Scope.TITLE: document.TITLE,
-    Scope.ABSTRACT: document.ABSTRACT,
-}
-_FIELDS[Scope.AUTHOR] = document.AUTHORS
-
-
-@dataclass(frozen=True, slots=True)
-class Term:
-    """A word, phrase, prefix or category. `words` is what was written, normalised;
-    `keys` what is looked up (plural-normalised, accent-folded for authors)."""
-
-    scope: Scope
-    words: tuple[str, ...]
-    keys: tuple[str, ...] = field(compare=False)
-    prefix: bool = False
-    pos: int = field(default=0, compare=False)
-
-    @property
-    def label(self) -> str:
-        """How the term is shown in a match's "why"."""
-        return " ".join(self.words) + ("*" if self.prefix else "")
-
-    def __str__(self) -> str:
-        body = f'"{self.label}"' if len(self.words) > 1 else self.label
-        return f"{self.scope.value}:{body}" if self.scope.value else body
-
-
-@dataclass(frozen=True, slots=True)
-class Not:
-    child: Node
-    pos: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class And:
-    children: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Or:
-    children: tuple[Node, ...]
-
-
-Node = Term | Not | And | Or
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """A parsed query. Equality and hashing use the syntax tree, not the text."""
-
-    root: Node
-    text: str = field(compare=False)
-    program: Program = field(compare=False, repr=False)
-
-    def __str__(self) -> str:
-        return render(self.root)
-
-    def match(self, doc: Document | Paper) -> tuple[str, ...] | None:
-        """The matched positive terms (labels, in query order, no duplicates) or None."""
-        if isinstance(doc, Paper):
-            doc = Document.from_paper(doc)
-        why: list[str] = []
-        return tuple(dict.fromkeys(why)) if self.program(doc, why) else None
 
 
 def parse_query(text: str, limits: Limits = TYPED_LIMITS) -> Query:
@@ -409,37 +285,3 @@ def _category(body: str, prefix: bool, pos: int) -> Term:
     archive, dot, subject = value.partition(".")
     shown = archive + dot + (subject.upper() if len(subject) == 2 else subject)  # cs.RO
     return Term(Scope.CATEGORY, (shown,), (value,), prefix, pos)
-
-
-def unanchored(node: Node) -> int | None:
-    """Position of a part that could match with no positive term present, or None."""
-    if isinstance(node, Term):
-        return None
-    if isinstance(node, Not):
-        return node.pos
-    loose = [unanchored(child) for child in node.children]
-    if isinstance(node, And):
-        return None if None in loose else loose[0]
-    return next((pos for pos in loose if pos is not None), None)
-
-
-def render(node: Node) -> str:
-    """Canonical text of a syntax tree; parsing it gives an equal tree."""
-    if isinstance(node, Term):
-        return str(node)
-    if isinstance(node, Not):
-        inner = render(node.child)
-        return f"NOT {inner}" if isinstance(node.child, Term) else f"NOT ({inner})"
-    parts = (f"({render(c)})" if isinstance(c, And | Or) else render(c) for c in node.children)
-    return (" AND " if isinstance(node, And) else " OR ").join(parts)
-
-
-def compile_node(node: Node) -> Program:
-    """The closure `(doc, why) -> bool` evaluating `node` (see `bot.topics.document`)."""
-    if isinstance(node, Term):
-        where = None if node.scope is Scope.CATEGORY else _FIELDS[node.scope]
-        return document.term_program(where, node.keys, node.prefix, node.label)
-    if isinstance(node, Not):
-        return document.none_of(compile_node(node.child))
-    parts = tuple(map(compile_node, node.children))
-    return document.all_of(parts) if isinstance(node, And) else document.any_of(parts)

@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 
 from bot.topics.catalog import Catalog
-from bot.topics.query import CATALOG_LIMITS, Query, QueryError, parse_query
+from bot.topics.query import parse_query
+from bot.topics.query_tree import CATALOG_LIMITS, Query, QueryError
 from bot.topics.tagger import Tagger
 
 log = logging.getLogger(__name__)

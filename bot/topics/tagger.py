@@ -29,17 +29,8 @@ from importlib import resources
 
 from bot.domain import Paper, Topic
 from bot.topics.document import AUTHORS, TEXT, Document, Program
-from bot.topics.query import (
-    CATALOG_LIMITS,
-    MIN_PREFIX,
-    And,
-    Node,
-    Not,
-    Query,
-    Scope,
-    Term,
-    parse_query,
-)
+from bot.topics.query import parse_query
+from bot.topics.query_tree import CATALOG_LIMITS, MIN_PREFIX, And, Node, Not, Query, Scope, Term
 
 Anchor = tuple[str, str]  # (kind, key); kinds are the keys of _COST
 Tags = dict[str, tuple[str, ...]]

@@ -18,7 +18,7 @@ from bot.domain import Chat, ChatKind, Platform, Reply
 from bot.ports import DeliveryError, Permanent, RecipientGone, Transient
 from bot.topics.catalog import load_catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 from tests.support.slack_server import FakeSlack, serve_fake_slack
 from tests.support.telegram_server import FakeTelegram, serve_fake_telegram

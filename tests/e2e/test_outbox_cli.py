@@ -6,7 +6,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.domain import ChatKind, ChatRef, OutboxKind, OutboxStatus, Platform
+from bot.domain import ChatKind, ChatRef, Platform
+from bot.outbox_payloads import OutboxKind, OutboxStatus
 from storage.database import Database
 from tests.e2e.test_cli import paperwatch
 

@@ -19,7 +19,7 @@ from bot.config import Settings
 from bot.domain import ChatRef, Platform
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 from tests.support.slack_server import Ack, FakeSlack, FakeSocketMode, serve_fake_slack
 from tests.support.slack_socket import ACK_DEADLINE

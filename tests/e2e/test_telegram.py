@@ -23,8 +23,8 @@ from bot.services.deliver import Deliverer
 from bot.services.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
 from handlers.rate_limit import CommandRateLimit
+from handlers.registry import REGISTRY
 from storage.database import Database
 from tests.support.telegram_server import FakeTelegram, serve_fake_telegram
 

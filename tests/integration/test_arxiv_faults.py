@@ -19,13 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.arxiv.client import (
-    USER_AGENT,
-    ArxivClient,
-    ArxivHTTPError,
-    ArxivTooLargeError,
-    RequestSpacer,
-)
+from bot.arxiv.client import USER_AGENT, ArxivClient, RequestSpacer
+from bot.arxiv.responses import ArxivHTTPError, ArxivTooLargeError
 from bot.config import Settings
 from bot.services.poll import Poller
 from handlers.status import describe

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bot.arxiv.client import ArxivClient, ArxivTransientError, ArxivUnreachableError
+from bot.arxiv.client import ArxivClient
+from bot.arxiv.responses import ArxivTransientError, ArxivUnreachableError
 from bot.config import Settings
 
 HINT = "check the network connection, the proxy (HTTPS_PROXY, NO_PROXY) and"

@@ -9,7 +9,7 @@ import pytest
 from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply, run_console
 from bot.services.ingest import load_sample_if_empty, sample_papers
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 

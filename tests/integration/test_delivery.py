@@ -28,7 +28,7 @@ from bot.services.digests import fold_due_digests
 from bot.services.ingest import store
 from bot.topics.catalog import Catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 START = datetime(2026, 9, 24, 6, 0, tzinfo=UTC)

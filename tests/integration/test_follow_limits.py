@@ -16,8 +16,8 @@ from bot.services.ingest import load_sample_if_empty
 from bot.topics.content import Audience, alert
 from bot.topics.tagger import Tagger
 from handlers.base import Context
-from handlers.commands import REGISTRY
-from handlers.subscriptions import LIST_PAGE
+from handlers.following import LIST_PAGE
+from handlers.registry import REGISTRY
 from handlers.text import MAX_ARGS
 from storage.database import Database
 

@@ -20,10 +20,11 @@ from bot.arxiv.parse import parse_feed
 from bot.domain import SubscriptionKind
 from bot.services.ingest import store_papers
 from bot.topics.catalog import Catalog, load_catalog
-from bot.topics.query import MAX_QUERY_CHARS, QueryError, canonical, parse_query
+from bot.topics.query import canonical, parse_query
+from bot.topics.query_tree import MAX_QUERY_CHARS, QueryError
 from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 FEED = Path(__file__).parents[1] / "fixtures/arxiv/rss/jmmeus_aioarxiv_2024-11-28/rss_mock_feed.xml"

@@ -19,9 +19,10 @@ import pytest
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
 from bot.services.ingest import load_sample_if_empty
-from bot.topics.query import QueryError, parse_query
+from bot.topics.query import parse_query
+from bot.topics.query_tree import QueryError
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 CATCH_ALL = "something went wrong on my side"

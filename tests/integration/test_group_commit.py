@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from bot.domain import ChatKind, ChatRef, OutboxKind, Platform
-from bot.outbox_payloads import NoticePayload
+from bot.domain import ChatKind, ChatRef, Platform
+from bot.outbox_payloads import NoticePayload, OutboxKind
 from bot.services.group_commit import GroupCommit
 from storage.database import Database
 from storage.outbox import Progress

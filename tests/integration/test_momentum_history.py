@@ -19,7 +19,7 @@ from bot.services.ingest import load_sample_if_empty, store
 from bot.services.spikes import check_spikes
 from bot.topics.catalog import Catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 from storage.models import OutboxRow
 

@@ -10,11 +10,11 @@ import pytest
 
 from bot.domain import ChatKind, ChatRef, Command, Paper, Platform, Role, SubscriptionKind
 from bot.topics.catalog import Catalog
-from bot.topics.momentum import AlertState
+from bot.topics.spike_rule import AlertState
 from handlers.base import Context, Registry
-from handlers.momentum import MOMENTUM, TRENDING, momentum, momentum_chart, trending
+from handlers.trends import MOMENTUM, TRENDING, momentum, momentum_chart, trending
 from storage.database import Database
-from storage.momentum import MomentumRepository
+from storage.momentum_counts import MomentumRepository
 
 AS_OF = date(2026, 11, 27)
 TODAY = datetime(2026, 11, 28, 12, tzinfo=UTC)

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from bot.adapters.console import CONSOLE_CHAT
-from bot.domain import ChatKind, OutboxKind
-from bot.outbox_payloads import NoticePayload
+from bot.domain import ChatKind
+from bot.outbox_payloads import NoticePayload, OutboxKind
 from bot.scheduler import Jobs
 from bot.services.peers import Peers, Share, _rate, allot
 from storage.database import Database

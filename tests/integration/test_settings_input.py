@@ -6,7 +6,7 @@ import pytest
 
 from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 

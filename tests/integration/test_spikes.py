@@ -9,7 +9,7 @@ from bot.domain import Paper
 from bot.services.spikes import check_spikes
 from bot.topics.catalog import Catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 TODAY = date(2026, 11, 26)

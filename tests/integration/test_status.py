@@ -9,7 +9,7 @@ from bot.adapters.console import handle_line, render_reply
 from bot.domain import PollState
 from bot.services.ingest import load_sample_if_empty
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 SATURDAY = datetime(2026, 9, 26, 15, 0, tzinfo=UTC)

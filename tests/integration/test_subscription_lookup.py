@@ -16,7 +16,7 @@ from bot.domain import Command, Paper, Reply, Role
 from bot.topics.query import parse_query
 from bot.topics.tag_rules import query_key
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 NOW = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)

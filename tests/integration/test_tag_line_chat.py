@@ -10,7 +10,7 @@ from bot.services.ingest import load_sample_if_empty
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.tagline import MAX_OTHERS
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 AIGB_R1 = "2607.17281"

@@ -8,7 +8,7 @@ from bot.adapters.console import handle_line, render_reply
 from bot.services.ingest import load_sample_if_empty
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from storage.database import Database
 
 

@@ -14,8 +14,10 @@ import pytest
 
 from bot.app import open_catalog
 from bot.config import StartupError
-from bot.topics.catalog import CatalogError, Problem, load_catalog
-from bot.topics.query import CATALOG_LIMITS, TYPED_LIMITS, QueryError, parse_query
+from bot.topics.catalog import CatalogError, load_catalog
+from bot.topics.catalog_checks import Problem
+from bot.topics.query import parse_query
+from bot.topics.query_tree import CATALOG_LIMITS, TYPED_LIMITS, QueryError
 
 # Lines 1-9; the topic added by each test starts on line 10.
 BASE = """\

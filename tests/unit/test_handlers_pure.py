@@ -14,7 +14,7 @@ import pytest
 from bot.domain import ChatRef, Paper, Platform, Reply, Role, Subscription, SubscriptionKind
 from bot.topics.catalog import Catalog
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from handlers.settings import muted_lines
 from handlers.text import parse_command
 from tests.support.uow import FakeDatabase

@@ -25,7 +25,7 @@ from bot.domain import (
 from bot.topics.catalog import Catalog
 from bot.topics.content import Audience, digest
 from handlers.base import Context
-from handlers.commands import REGISTRY
+from handlers.registry import REGISTRY
 from handlers.text import parse_command
 from tests.support.uow import FakeDatabase
 

@@ -12,20 +12,15 @@ import pytest
 from bot.charts import momentum_png
 from bot.topics.momentum import (
     BLOCKS,
-    AlertState,
     Coverage,
     Momentum,
-    SpikeVerdict,
-    advance,
     coverage,
     growth_percent,
-    is_spike,
-    rearm,
     sentence,
     share_text,
-    should_alert,
     sparkline,
 )
+from bot.topics.spike_rule import AlertState, SpikeVerdict, advance, is_spike, rearm, should_alert
 
 NOW = datetime(2026, 11, 27, 9, tzinfo=UTC)
 

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from bot.domain import OutboxKind
 from bot.outbox_payloads import (
     AlertPayload,
     DigestPayload,
     ItemPayload,
     NoticePayload,
+    OutboxKind,
     OutboxPayload,
 )
 from storage.outbox_json import item_from_json, outbox_item, payload_from_json, payload_to_json

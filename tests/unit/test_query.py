@@ -8,7 +8,8 @@ import pytest
 
 from bot.domain import Author, Paper
 from bot.topics.document import EXCEPTIONS, Document, tokenize, word_key
-from bot.topics.query import (
+from bot.topics.query import parse_query
+from bot.topics.query_tree import (
     MAX_DEPTH,
     MAX_QUERY_CHARS,
     MAX_TERMS,
@@ -18,7 +19,6 @@ from bot.topics.query import (
     QueryError,
     Scope,
     Term,
-    parse_query,
 )
 
 

@@ -15,7 +15,8 @@ import pytest
 
 from bench import relevance
 from bot.topics.catalog import load_catalog
-from bot.topics.query import CATALOG_LIMITS, QueryError, parse_query
+from bot.topics.query import parse_query
+from bot.topics.query_tree import CATALOG_LIMITS, QueryError
 from bot.topics.resolve import resolve_topic
 
 ROOT = Path(__file__).resolve().parents[2]

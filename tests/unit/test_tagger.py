@@ -10,7 +10,8 @@ import pytest
 
 from bot.domain import Author, Paper, Topic
 from bot.topics.document import Document
-from bot.topics.query import Not, Or, Query, Scope, Term, compile_node, parse_query
+from bot.topics.query import parse_query
+from bot.topics.query_tree import Not, Or, Query, Scope, Term, compile_node
 from bot.topics.tagger import Tagger, anchors
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "papers_sample.jsonl"

@@ -37,8 +37,8 @@ from bot.config import Settings, StartupError
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import connect_failure, host_of, unreachable
 from handlers.base import Context, Registry, RoleLookup
-from handlers.momentum import momentum_chart
 from handlers.overview import overview
+from handlers.trends import momentum_chart
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from bot.config import Settings, StartupError
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import unreachable
 from handlers.base import Context, Registry, RoleLookup, not_a_command
-from handlers.momentum import momentum_chart
+from handlers.trends import momentum_chart
 
 log = logging.getLogger(__name__)
 

@@ -20,15 +20,9 @@ from bot.charts import momentum_png
 from bot.domain import Action, Button, Command, Reply, Topic
 from bot.ports import MomentumStore
 from bot.topics.card import tag_name
-from bot.topics.momentum import (
-    Momentum,
-    SpikeVerdict,
-    coverage_note,
-    is_spike,
-    sentence,
-    sparkline,
-)
+from bot.topics.momentum import Momentum, coverage_note, sentence, sparkline
 from bot.topics.resolve import resolve_topic
+from bot.topics.spike_rule import SpikeVerdict, is_spike
 from handlers.base import CommandSpec, Context
 from handlers.lookup import find_subscription
 from handlers.subscriptions import EXAMPLE_TOPIC, unknown_topic, usage_error

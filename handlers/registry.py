@@ -1,14 +1,15 @@
-"""The chat commands, platform-neutral: (Command, Context) -> Reply."""
+"""The command registry: every chat command, platform-neutral: (Command, Context) -> Reply."""
 
 from __future__ import annotations
 
 from bot.domain import Command, Reply
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
-from handlers.catalog import TOPIC, TOPICS, WHY
-from handlers.momentum import MOMENTUM, TRENDING
+from handlers.following import LIST
 from handlers.settings import DIGEST, MUTE, MUTED, PAUSE, QUIET, RESUME, TIMEZONE, UNMUTE
 from handlers.status import status
-from handlers.subscriptions import EXAMPLE_TOPIC, FOLLOW, LATEST, LIST, UNFOLLOW
+from handlers.subscriptions import EXAMPLE_TOPIC, FOLLOW, LATEST, UNFOLLOW
+from handlers.topics import TOPIC, TOPICS, WHY
+from handlers.trends import MOMENTUM, TRENDING
 
 
 async def start(cmd: Command, ctx: Context) -> Reply:

@@ -21,15 +21,8 @@ from typing import Any
 from sqlalchemy import Date, Integer, bindparam, cast, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.topics.momentum import (
-    COMPARED_WEEKS,
-    MAX_GAP,
-    WINDOW_WEEKS,
-    AlertState,
-    Coverage,
-    Momentum,
-    coverage,
-)
+from bot.topics.momentum import COMPARED_WEEKS, MAX_GAP, WINDOW_WEEKS, Coverage, Momentum, coverage
+from bot.topics.spike_rule import AlertState
 from storage.models import MomentumAlertRow, PaperRow, PaperTagRow
 
 MIN_WEEKS = COMPARED_WEEKS

@@ -1,0 +1,59 @@
+"""/list: what a chat follows, a page at a time (`following_lines` is also its first page
+in the overview of `handlers.overview`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.domain import Action, Button, Command, Reply, Subscription, SubscriptionKind
+from handlers.base import CommandSpec, Context
+from handlers.subscriptions import EXAMPLE_TOPIC, page_number, usage_error
+
+# /list shows this many subscriptions per page, each line cut to LIST_LINE characters,
+# so that one page always fits one message on every platform.
+LIST_PAGE = 15
+LIST_LINE = 160
+
+
+def _shorten(text: str, width: int = LIST_LINE) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _list_line(sub: Subscription) -> str:
+    if sub.kind is SubscriptionKind.TOPIC:
+        return "• " + _shorten(sub.label)
+    return "• your query: " + _shorten(sub.target)
+
+
+def following_lines(subs: Sequence[Subscription], page: int = 1) -> tuple[str, ...]:
+    """What a chat follows, one page (`page` within the list): what /list shows."""
+    if not subs:
+        return ("You don't follow any topic yet.", f"Try: /follow {EXAMPLE_TOPIC}")
+    pages = -(-len(subs) // LIST_PAGE)
+    shown = subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
+    more = f": /list {page + 1} for more" if page < pages else "."
+    footer = (f"Page {page} of {pages}{more}",) if pages > 1 else ()
+    return (f"You follow {len(subs)} topic(s):", *map(_list_line, shown), *footer)
+
+
+async def list_(cmd: Command, ctx: Context) -> Reply:
+    """Show what this chat follows, `LIST_PAGE` subscriptions a page: /list [page]."""
+    page = page_number(cmd.args) if cmd.args else 1
+    if page is None:
+        return usage_error(LIST.usage, "Which page? Give its number, e.g. /list 2.")
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+    pages = -(-len(subs) // LIST_PAGE)
+    if subs and page > pages:  # with nothing followed, every page says so
+        return usage_error(LIST.usage, f"There is no page {page}: the list has {pages}.")
+    return Reply(
+        lines=following_lines(subs, page),
+        buttons=tuple(
+            (Button(_shorten(f"Unfollow {s.label}", 60), Action.UNFOLLOW, s.tag),)
+            for s in subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
+        ),
+    )
+
+
+LIST = CommandSpec("list", list_, "show the topics this chat follows", "/list [page]")
