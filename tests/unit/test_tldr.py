@@ -54,6 +54,10 @@ def test_never_chooses_a_sentence_that_ends_in_a_colon() -> None:
     assert not tldr(text).endswith(":") and tldr(text) == "Agents are useful in many settings."
     only = "Our findings are as follows:"
     assert tldr(only) == only  # nothing else to show
+    head = "We propose " + "a long list of things " * 21  # 473 characters, then a colon
+    listed = head + "namel: (1) speed and (2) cost of the rest of it all."
+    assert len(head) + len("namel:") == MAX_CHARS - 1  # where a plain cut would end
+    assert tldr(listed) == head.rstrip() + "…"  # not "namel:…"
 
 
 def test_a_long_tldr_is_cut_at_a_word_boundary() -> None:
