@@ -39,6 +39,20 @@ def split_arxiv_id(raw: str) -> tuple[str, int | None]:
     raise ValueError(f"not an arXiv id: {raw!r}")
 
 
+_SAMPLE_KEY = re.compile(r"sample:[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def paper_key(raw: str) -> str:
+    """The key a paper is stored under, from what a person typed: an arXiv id in any form
+    `split_arxiv_id` takes (the version dropped), or a bundled sample paper's key as its card
+    shows it ("sample:evisd-evidence-conditioned-self-distillation-for-search").
+    Raises ValueError for anything else."""
+    text = raw.strip()
+    if _SAMPLE_KEY.fullmatch(text.lower()):
+        return text.lower()
+    return split_arxiv_id(text)[0]
+
+
 class AnnounceType(enum.StrEnum):
     """How a daily listing presented an entry (`arxiv:announce_type`)."""
 
@@ -85,6 +99,15 @@ class Paper:
     @property
     def is_sample(self) -> bool:
         return self.arxiv_id.startswith("sample:")
+
+    @property
+    def shown_id(self) -> str:
+        """The id a chat is shown, in a form `/why` takes (`paper_key`): "arXiv:2607.17299",
+        with the version once it is past the first ("arXiv:2607.17299v2": a first version may
+        only be the default of a record that named none), or the sample key."""
+        if self.is_sample:
+            return self.arxiv_id
+        return f"arXiv:{self.arxiv_id}" + (f"v{self.version}" if self.version > 1 else "")
 
     @property
     def primary_category(self) -> str | None:
@@ -233,12 +256,14 @@ class PaperItem:
 
 @dataclass(frozen=True, slots=True)
 class Section:
-    """A heading with its papers, e.g. one followed topic in a digest."""
+    """A heading with its papers, e.g. one followed topic in a digest, or with paragraphs of
+    its own (`lines`, e.g. the reasons `/why` gives under the paper's card)."""
 
     heading: str
     papers: tuple[PaperItem, ...] = ()
     footer: str | None = None
     note: str | None = None  # a line under the heading, e.g. the topic's momentum
+    lines: tuple[str, ...] = ()  # paragraphs under the note, before the papers
 
 
 class Action(enum.StrEnum):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.domain import Action, Button, Command, Reply, split_arxiv_id
+from bot.domain import Action, Button, Command, Reply, Section, paper_key
 from bot.topics.card import paper_item, tag_name
 from bot.topics.resolve import resolve_topic, search
 from handlers.base import CommandSpec, Context
@@ -70,9 +70,10 @@ async def topic(cmd: Command, ctx: Context) -> Reply:
 
 
 async def why(cmd: Command, ctx: Context) -> Reply:
-    """Why a paper carries its topics: the words that matched."""
+    """Why a paper carries its topics: its card (what the paper is), then the words that
+    matched. Takes any id a card shows, a bundled sample paper's key included."""
     try:
-        arxiv_id, _ = split_arxiv_id(cmd.args)
+        arxiv_id = paper_key(cmd.args)
     except ValueError:
         return Reply.text(
             "Give me an arXiv id, like /why 2607.17299.", f"Usage: {WHY.usage}", is_error=True
@@ -86,19 +87,16 @@ async def why(cmd: Command, ctx: Context) -> Reply:
         return Reply.text(f"I have no paper {arxiv_id} in the index.", is_error=True)
     own = {subscription_tag(s) for s in subs}
     visible = [(t, w) for t, w in tags if ctx.catalog.by_slug(t) or t in own]
-    if not visible:
-        return Reply(
-            lines=("No topic in the catalog matches this paper.",),
-            papers=(paper_item(ctx.catalog, paper, own, subs),),
-        )
-    lines = [f"Why {arxiv_id} has its topics:"]
+    reasons = []
     for tag, words in visible:
         reason = (
             ", ".join(words) if words and words != ("curated",) else "tagged by the curated index"
         )
         marker = " ★" if tag in own else ""
-        lines.append(f"• {tag_name(ctx.catalog, tag, subs)}{marker}: {reason}")
-    return Reply(lines=tuple(lines), papers=(paper_item(ctx.catalog, paper, own, subs),))
+        reasons.append(f"• {tag_name(ctx.catalog, tag, subs)}{marker}: {reason}")
+    lines = tuple(reasons) or ("No topic in the catalog matches this paper.",)
+    section = Section("Why it has its topics:", lines=lines)
+    return Reply(papers=(paper_item(ctx.catalog, paper, own, subs),), sections=(section,))
 
 
 TOPICS = CommandSpec("topics", topics, "search the topic catalog", "/topics [words]")

@@ -42,7 +42,9 @@ def _line(field: Field) -> str:
             return f"  TL;DR: {text}"
         case Links(abs_url, pdf_url):  # no links in a terminal: the addresses themselves
             return f"  {abs_url}" + (f"  PDF {pdf_url}" if pdf_url else "")
-        case Byline(text) | Affiliations(text):
+        case Byline():
+            return f"  {field.plain}"
+        case Affiliations(text):
             return f"  {text}"
 
 
@@ -57,6 +59,7 @@ def render_reply(reply: Reply) -> str:
         parts.append(f"== {section.heading}")
         if section.note:
             parts.append(section.note)
+        parts.extend(section.lines)
         parts.extend(render_paper(item) for item in section.papers)
         if section.footer:
             parts.append(section.footer)

@@ -4,12 +4,16 @@ Two steps, both pure. `paper_item` decides what a chat is shown of a paper (whic
 under which names, and a TL;DR or not); `card` turns that into the fields of the card, in
 display order, each cut to `LIMITS`. The Telegram, Slack and terminal renderers add only their
 markup (HTML, mrkdwn, plain text) and their message-wide limits, so the three show the same
-fields in the same order, and a limit changed here changes all three.
+fields in the same order, and a limit changed here changes all three. Every card carries the
+paper's id in a form `/why` takes (`bot.domain.Paper.shown_id`): whatever a chat is shown, it
+can ask about.
 
 Paper text is hostile (`<`, `&`, LaTeX, 5,000-character titles, right-to-left text, emoji,
-zero-width characters): it is cut here, on plain text, before any renderer escapes it, so an
-entity (`&amp;`) or a tag is never cut in half. URLs are never cut: a shortened link is a wrong
-one, and a paper's links are built from its id (`bot.domain.Paper.abs_url`), not from its text.
+zero-width characters). Its LaTeX is shown as Unicode (`bot.topics.latex`: title, names,
+affiliations, TL;DR; stored text stays as it came), and it is cut here, on plain text, before any
+renderer escapes it, so an entity (`&amp;`) or a tag is never cut in half. URLs are never cut: a
+shortened link is a wrong one, and a paper's links are built from its id
+(`bot.domain.Paper.abs_url`), not from its text.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from dataclasses import dataclass
 
 from bot.domain import Paper, PaperItem, Subscription
 from bot.topics.catalog import Catalog
+from bot.topics.latex import display
 from bot.topics.tagline import MAX_TAGS, tag_line
 from bot.topics.tldr import MAX_CHARS as TLDR_CHARS
-from bot.topics.tldr import tldr
+from bot.topics.tldr import shorten_words, tldr
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +35,7 @@ class Limits:
     counted as "+N"). Together they keep a card under about 2,000 characters of plain text, so
     one card always fits one message on every platform."""
 
-    title: int = 300  # the title, or the arXiv id when there is none
+    title: int = 300  # the title, or the paper's id when there is none
     authors: int = 3  # names, then "+N"
     author: int = 80  # characters of one name
     category: int = 32  # the primary category; real ones are at most 17
@@ -57,7 +62,13 @@ class Title:
 
 @dataclass(frozen=True, slots=True)
 class Byline:
-    text: str  # "authors +N · primary category · announced date"
+    paper_id: str  # what `/why` takes: "arXiv:2607.17299", "arXiv:2607.17299v2", "sample:..."
+    text: str  # "authors +N · primary category · announced date", or ""
+
+    @property
+    def plain(self) -> str:
+        """The whole line as plain text: the id, then the rest."""
+        return " · ".join(part for part in (self.paper_id, self.text) if part)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +108,8 @@ Field = Title | Byline | Affiliations | Tags | Summary | Links
 
 @dataclass(frozen=True, slots=True)
 class Card:
-    """A paper's card: its fields in display order, empty ones left out; always a title first
-    and the links last."""
+    """A paper's card: its fields in display order, empty ones left out; always a title first,
+    then the byline (at least the paper's id), and the links last."""
 
     fields: tuple[Field, ...]
 
@@ -107,30 +118,30 @@ def card(item: PaperItem) -> Card:
     """The card of a paper as `item` shows it, every field within `LIMITS`."""
     limits, paper = LIMITS, item.paper
     fields: list[Field | None] = [
-        Title(shorten(paper.title or paper.arxiv_id, limits.title), paper.abs_url),
+        Title(shorten(display(paper.title) or paper.shown_id, limits.title), paper.abs_url),
         _byline(paper, limits),
         _affiliations(paper, limits),
         _tags(item, limits),
-        Summary(shorten(item.tldr, limits.tldr)) if item.tldr else None,
+        Summary(shorten_words(display(item.tldr), limits.tldr)) if item.tldr else None,
         Links(paper.abs_url, paper.pdf_url if item.tldr else None),
     ]
     return Card(tuple(f for f in fields if f is not None))
 
 
-def _byline(paper: Paper, limits: Limits) -> Byline | None:
+def _byline(paper: Paper, limits: Limits) -> Byline:
     names = paper.author_names
-    authors = ", ".join(shorten(n, limits.author) for n in names[: limits.authors])
+    authors = ", ".join(shorten(display(n), limits.author) for n in names[: limits.authors])
     if len(names) > limits.authors:
         authors += f" +{len(names) - limits.authors}"
     category = shorten(paper.primary_category or "", limits.category)
     day = paper.announced.isoformat() if paper.announced else ""
     text = " · ".join(part for part in (authors, category, day) if part)
-    return Byline(text) if text else None
+    return Byline(paper.shown_id, text)
 
 
 def _affiliations(paper: Paper, limits: Limits) -> Affiliations | None:
     seen = dict.fromkeys(a for author in paper.authors for a in author.affiliations)
-    shown = [shorten(a, limits.affiliation) for a in list(seen)[: limits.affiliations]]
+    shown = [shorten(display(a), limits.affiliation) for a in list(seen)[: limits.affiliations]]
     return Affiliations(" · ".join(shown)) if shown else None
 
 

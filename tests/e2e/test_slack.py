@@ -142,6 +142,11 @@ async def test_follow_alert_mute_by_button_and_next_alert(app: App) -> None:
     assert fake.rejected == []  # valid blocks, every piece of text escaped
     body = _text(alert.blocks)
     assert "&lt;@U0ALICE01&gt; &amp; &lt;!here&gt;" in body  # no mention, no @here
+    assert "`arXiv:2612.00001` · Ada Lovelace" in body  # the id /why takes
+    latest = await app.command("latest RL for LLM Agents")
+    assert "`arXiv:2612.00001` · Ada Lovelace" in latest
+    why = await app.command("why arXiv:2612.00001")
+    assert why.index("`arXiv:2612.00001`") < why.index("Why it has its topics:")
     assert alert.text  # a plain-text fallback for notifications
     buttons = [e for b in alert.blocks if b["type"] == "actions" for e in b["elements"]]
     mute = next(b for b in buttons if b["text"]["text"] == "Mute Web Agents")

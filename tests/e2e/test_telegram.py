@@ -163,7 +163,9 @@ async def test_why_and_latest_buttons(bot: Bot) -> None:
         b["text"]: b["callback_data"] for row in alert.reply_markup["inline_keyboard"] for b in row
     }
     for label, expected in (
-        ("Why this paper?", "Why 2610.00004 has its topics"),
+        # The card first, with the id /why takes, then the reasons.
+        ("Why this paper?", "A paper\narXiv:2610.00004 · "),
+        ("Why this paper?", "🏷 RL for LLM Agents\n\nWhy it has its topics:\n\n• RL for LLM"),
         ("Latest in RL for LLM Agents", "Latest in RL for LLM Agents"),
     ):
         before = len(bot.fake.messages_for(ALICE))
@@ -448,7 +450,7 @@ async def test_channel_subscribers_change_nothing_and_post_nothing(bot: Bot) -> 
     assert all(a.get("show_alert") for a in answers)
     assert "Only the chat's administrators" in answers[0]["text"]
     assert "Only the chat's administrators" in answers[1]["text"]
-    assert "Why 2610.00051 has its topics" in answers[2]["text"]
+    assert answers[2]["text"].startswith("• For the channel\nWhy it has its topics:\n• RL for")
     assert "For the channel" in answers[3]["text"]
     assert len(fake.messages_for(channel)) == posts  # nothing was posted into the channel
     assert await _subscriptions(bot, channel) == ["Web Agents"]

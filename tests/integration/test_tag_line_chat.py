@@ -44,7 +44,8 @@ async def test_why_lists_every_tag_while_the_paper_line_stays_short(
 
     reply = await handle_line(f"/why {AIGB_R1}", REGISTRY, ctx)
     assert reply is not None
-    reasons = reply.lines[1:]  # "• <topic>[ ★]: <words>", one per tag
+    (section,) = reply.sections  # under the card: "Why it has its topics:"
+    reasons = section.lines  # "• <topic>[ ★]: <words>", one per tag
     assert {ln[2:].split(":")[0].removesuffix(" ★") for ln in reasons} == {
         catalog.by_slug(t).name for t in tags
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from bot.adapters.console import handle_line, render_reply
@@ -84,9 +86,32 @@ async def test_topics_topic_and_why(ctx: Context) -> None:
     assert "Recent papers:" in about
 
     why = await say(ctx, "/why 2607.17299")  # a sample paper with a real arXiv id
-    assert "Why 2607.17299 has its topics:" in why
+    lines = why.splitlines()
+    # The card first (what the paper is), then the reasons.
+    assert (
+        lines[0] == "• WAR: Workload-Aware Rollouts for Synchronous Agentic Reinforcement Learning"
+    )
+    assert lines[1].startswith("  arXiv:2607.17299 · ")
+    reasons = lines.index("== Why it has its topics:")
+    assert reasons > 1 and all(line.startswith("• ") for line in lines[reasons + 1 :])
     assert "RL for LLM Agents" in why
     assert "reinforcement learning" in why.lower()
+
+
+async def test_why_takes_every_id_latest_shows(ctx: Context) -> None:
+    latest = await say(ctx, "/latest RL for LLM Agents")
+    shown = re.findall(r"^  (\S+) · ", latest, re.MULTILINE)
+    assert len(shown) >= 3 and any(i.startswith("sample:") for i in shown)
+    assert any(i.startswith("arXiv:") for i in shown)
+    for paper_id in shown:
+        why = await say(ctx, f"/why {paper_id}")
+        assert f"  {paper_id} · " in why and "== Why it has its topics:" in why
+
+
+async def test_the_sample_carries_the_real_id_it_has(ctx: Context) -> None:
+    why = await say(ctx, "/why arXiv:2608.07531")
+    assert why.startswith("• Search-G1: Grounded Search Agents")
+    assert "cs.CL" in why and "Cheng Ruoxi, Ma Haoxuan, Zhang Hongyi +7" in why
 
 
 async def test_sample_papers_are_tagged_by_rules_too(db: Database, ctx: Context) -> None:

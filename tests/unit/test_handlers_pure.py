@@ -82,7 +82,10 @@ async def test_a_followed_query_gets_the_stored_papers_at_once(
     assert [item.paper.arxiv_id for item in latest.papers] == ["2603.00001"]
 
     why = await say(ctx, "/why 2603.00001")
-    assert why.lines[1] == "• (agent*) AND survey ★: agent*, survey"
+    assert [item.paper.arxiv_id for item in why.papers] == ["2603.00001"] and not why.lines
+    (reasons,) = why.sections
+    assert reasons.heading == "Why it has its topics:"
+    assert reasons.lines[0] == "• (agent*) AND survey ★: agent*, survey"
 
 
 async def test_mute_within_a_followed_topic(ctx: Context) -> None:

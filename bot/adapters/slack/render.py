@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.domain import Button, PaperItem, Reply
 from bot.topics.card import Affiliations, Byline, Field, Links, Summary, Tags, Title, card, shorten
+from bot.topics.latex import display
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
@@ -76,8 +77,8 @@ def _line(field: Field) -> str | None:
     match field:
         case Title(text, url):
             return f"*{_link(url, text)}*"
-        case Byline(text):
-            return escape(text)
+        case Byline(paper_id, text):  # the id as code: selected and copied whole, for /why
+            return f"`{escape(paper_id)}`" + (f" · {escape(text)}" if text else "")
         case Affiliations(text):
             return f"_{escape(text)}_"
         case Tags(tags):
@@ -127,6 +128,7 @@ def blocks(reply: Reply) -> list[Block]:
         parts.append({"type": "header", "text": {"type": "plain_text", "text": header}})
         if section.note:
             parts.append(_section(escape(section.note)))
+        parts += paragraphs(section.lines)
         parts += [b for item in section.papers for b in paper_blocks(item)]
         if section.footer:
             parts.append(_section(escape(section.footer)))
@@ -137,9 +139,12 @@ def blocks(reply: Reply) -> list[Block]:
 
 def fallback_text(reply: Reply) -> str:
     """The plain notification text (Slack shows it where blocks cannot be shown)."""
-    first = reply.lines[0] if reply.lines else (reply.sections[0].heading if reply.sections else "")
+    # What the message opens with: its lines, else its first paper's title, else a heading.
+    first = reply.lines[0] if reply.lines else ""
     if not first and reply.papers:
-        first = reply.papers[0].paper.title
+        first = display(reply.papers[0].paper.title) or reply.papers[0].paper.shown_id
+    if not first and reply.sections:
+        first = reply.sections[0].heading
     return escape(shorten(first or "paperwatch", 300))
 
 

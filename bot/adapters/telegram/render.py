@@ -50,8 +50,9 @@ def _line(field: Field) -> tuple[str, str] | None:
     match field:
         case Title(text, url):
             return f"<b>{_link(url, text)}</b>", text
-        case Byline(text):
-            return escape(text), text
+        case Byline(paper_id, text):  # the id in code: tapping it copies it, for /why
+            rest = f" · {escape(text)}" if text else ""
+            return f"<code>{escape(paper_id)}</code>{rest}", field.plain
         case Affiliations(text):
             return f"<i>{escape(text)}</i>", text
         case Tags(tags):
@@ -82,6 +83,7 @@ def blocks(reply: Reply) -> list[Block]:
         parts.append(Block(f"<b>{escape(heading)}</b>", utf16_len(heading)))
         if section.note:
             parts.append(_text(section.note))
+        parts += [_text(line) for line in section.lines]
         parts += [_paper(item) for item in section.papers]
         if section.footer:
             parts.append(_text(section.footer))
@@ -141,7 +143,14 @@ def to_messages(reply: Reply, chat_id: str, key: bytes) -> list[TelegramMessage]
     ]
 
 
+def _card_title(item: PaperItem) -> str:
+    title = next(f for f in card(item).fields if isinstance(f, Title))
+    return title.text
+
+
 def popup(reply: Reply) -> str:
     """A reply as the plain text of a callback answer's alert (at most 200 characters)."""
-    parts = [*reply.lines, *(f"• {item.paper.title}" for item in reply.papers)]
+    parts = [*reply.lines, *(f"• {_card_title(item)}" for item in reply.papers)]
+    for section in reply.sections:
+        parts += [section.heading, *section.lines]
     return shorten("\n".join(parts), POPUP_CHARS)
