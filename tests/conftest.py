@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,12 @@ def small_catalog() -> Catalog:
 @pytest.fixture
 def ctx(db: Database, small_catalog: Catalog) -> Context:
     return Context(uow=db.uow, catalog=small_catalog)
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A local port that refuses connections: bound (so nothing else takes it), never
+    listening."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]

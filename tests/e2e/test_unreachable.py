@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 import pty
 import select
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,15 +21,6 @@ from tests.support.arxiv_server import serve_fake_arxiv
 
 HINT = "check the network connection, the proxy"
 INFO = {"PAPERWATCH_LOG_LEVEL": "INFO"}  # the default level: every line a person would see
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A local port that refuses connections: bound (so nothing else takes it), never
-    listening."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
 
 
 def stopped_in_one_line(result: subprocess.CompletedProcess[str]) -> str:

@@ -8,7 +8,6 @@ every backoff goes to an injected sleep, so nothing here waits.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -41,15 +40,6 @@ class Sleeps:
 
     async def __call__(self, seconds: float) -> None:
         self.calls.append(seconds)
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A local port that refuses connections: bound (so nothing else takes it), never
-    listening."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
 
 
 def _client(url: str, transport: httpx.AsyncBaseTransport, sleeps: Sleeps) -> ArxivClient:

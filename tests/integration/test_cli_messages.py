@@ -135,19 +135,14 @@ def test_paperwatch_catalog_is_used_and_checked_at_start(
 
 
 def test_offline_ingest_at_the_default_log_level_is_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], closed_port: int
 ) -> None:
     """No duplicate: the poll records its failure and the command reports it, once; a
     one-shot command logs only warnings unless PAPERWATCH_LOG_LEVEL is set."""
-    import socket
-
-    with socket.socket() as closed:  # bound, never listening: connections are refused
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-        monkeypatch.delenv("PAPERWATCH_LOG_LEVEL")
-        monkeypatch.setenv("ARXIV_RSS_URL", f"http://127.0.0.1:{port}/rss/")
-        monkeypatch.setenv("ARXIV_MIN_REQUEST_INTERVAL", "0")
-        assert main(["ingest"]) == 2
+    monkeypatch.delenv("PAPERWATCH_LOG_LEVEL")
+    monkeypatch.setenv("ARXIV_RSS_URL", f"http://127.0.0.1:{closed_port}/rss/")
+    monkeypatch.setenv("ARXIV_MIN_REQUEST_INTERVAL", "0")
+    assert main(["ingest"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     (line,) = captured.err.splitlines()
