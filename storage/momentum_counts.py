@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import Date, Integer, bindparam, cast, func, literal_column, select
+from sqlalchemy import Date, Integer, bindparam, cast, false, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.topics.momentum import COMPARED_WEEKS, MAX_GAP, WINDOW_WEEKS, Coverage, Momentum, coverage
@@ -26,7 +26,13 @@ from bot.topics.spike_rule import AlertState
 from storage.models import MomentumAlertRow, PaperRow, PaperTagRow
 
 MIN_WEEKS = COMPARED_WEEKS
-_COUNTED = ~PaperRow.sample  # every figure leaves the sample papers out
+# Every figure leaves the sample papers out. Counting papers by day reads the
+# (sample, announced) index alone (migration 0010); counting one tag's papers must start
+# from that tag's rows instead, so there the same test is written in a form no index serves
+# (coalesce(sample) = false; the column is NOT NULL, so it means the same), which keeps
+# SQLite from walking every paper of the weeks to find one tag's few.
+_COUNTED = PaperRow.sample == false()
+_COUNTED_ROW = func.coalesce(PaperRow.sample, false()) == false()
 _CHUNK = 500
 
 
@@ -89,7 +95,7 @@ class MomentumRepository:
         stmt = (
             select(PaperTagRow.tag, bucket, func.count())
             .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
-            .where(PaperRow.announced.between(start, as_of), _COUNTED)
+            .where(PaperRow.announced.between(start, as_of), _COUNTED_ROW)
             .group_by(PaperTagRow.tag, bucket)
         )
         found: dict[str, list[int]] = {}
