@@ -26,11 +26,11 @@ from bot.topics.spike_rule import AlertState
 from storage.models import MomentumAlertRow, PaperRow, PaperTagRow
 
 MIN_WEEKS = COMPARED_WEEKS
-# Every figure leaves the sample papers out. Counting papers by day reads the
-# (sample, announced) index alone (migration 0010); counting one tag's papers must start
-# from that tag's rows instead, so there the same test is written in a form no index serves
-# (coalesce(sample) = false; the column is NOT NULL, so it means the same), which keeps
-# SQLite from walking every paper of the weeks to find one tag's few.
+# Every figure leaves the sample papers out. Counting papers by day, or every tag's papers,
+# walks the (sample, announced) index (migration 0010); counting a few tags' papers must
+# start from those tags' rows instead, so there the same test is written in a form no index
+# serves (coalesce(sample) = false; the column is NOT NULL, so it means the same), which
+# keeps SQLite from walking every paper of the weeks to find one tag's few.
 _COUNTED = PaperRow.sample == false()
 _COUNTED_ROW = func.coalesce(PaperRow.sample, false()) == false()
 _CHUNK = 500
@@ -95,7 +95,7 @@ class MomentumRepository:
         stmt = (
             select(PaperTagRow.tag, bucket, func.count())
             .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
-            .where(PaperRow.announced.between(start, as_of), _COUNTED_ROW)
+            .where(PaperRow.announced.between(start, as_of))
             .group_by(PaperTagRow.tag, bucket)
         )
         found: dict[str, list[int]] = {}
@@ -103,7 +103,11 @@ class MomentumRepository:
         if tags is not None:
             groups = [tags[i : i + _CHUNK] for i in range(0, len(tags), _CHUNK)]
         for group in groups:
-            query = stmt if group is None else stmt.where(PaperTagRow.tag.in_(list(group)))
+            query = (
+                stmt.where(_COUNTED)  # every paper of the weeks: walk the index
+                if group is None
+                else stmt.where(_COUNTED_ROW, PaperTagRow.tag.in_(list(group)))
+            )
             for tag, index, count in (await self._s.execute(query)).all():
                 counts = found.setdefault(tag, [0] * weeks)
                 counts[weeks - 1 - int(index)] += int(count)
