@@ -134,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
             where = ".".join(str(p) for p in error["loc"]) or "settings"
             print(f"paperwatch: bad setting {where}: {_plain(error['msg'])}", file=sys.stderr)
         return 2
-    configure_logging(_log_level(args.command, settings), settings.secret_values())
+    configure_logging(
+        _log_level(args.command, settings), settings.secret_values(), settings.log_format
+    )
     try:
         return asyncio.run(args.handler(args, settings))
     except (StartupError, DatabaseConfigError) as exc:

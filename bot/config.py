@@ -34,6 +34,9 @@ def default_database_url() -> str:
     return f"sqlite+aiosqlite:///{Path.cwd() / 'paperwatch.db'}"
 
 
+LOG_FORMATS = ("text", "json")
+
+
 class StartupError(RuntimeError):
     """Something a person must fix before paperwatch can start; one line, no traceback."""
 
@@ -56,6 +59,8 @@ class Settings(BaseSettings):
         default_factory=default_database_url, validation_alias="PAPERWATCH_DATABASE_URL"
     )
     log_level: str = Field(default="INFO", validation_alias="PAPERWATCH_LOG_LEVEL")
+    # "text" (a line for a person) or "json" (one object a line, for a log collector).
+    log_format: str = Field(default="text", validation_alias="PAPERWATCH_LOG_FORMAT")
     # A topic catalog of the deployment's own, instead of the bundled one, or added to it
     # when the file says `extends = "bundled"`; checked at start (bot.topics.catalog).
     catalog: Path | None = Field(default=None, validation_alias="PAPERWATCH_CATALOG")
@@ -215,6 +220,14 @@ class Settings(BaseSettings):
         if level not in logging.getLevelNamesMapping():
             raise ValueError(f"unknown log level {value!r}; use DEBUG, INFO, WARNING or ERROR")
         return level
+
+    @field_validator("log_format")
+    @classmethod
+    def _known_format(cls, value: str) -> str:
+        log_format = value.strip().lower()
+        if log_format not in LOG_FORMATS:
+            raise ValueError(f"unknown log format {value!r}; use text or json")
+        return log_format
 
     @property
     def telegram_enabled(self) -> bool:

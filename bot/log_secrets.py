@@ -6,7 +6,8 @@ Two rules, applied by `configure_logging` (below; `bot.cli` calls it once):
   (setWebhook's `secret_token` among them); httpx, httpcore and aiohttp log URLs;
   slack_sdk logs requests and the Socket Mode URL (its ticket); slack_bolt its requests;
 - every configured secret that still reaches a handler is replaced by `[redacted]`, in
-  the message and in the traceback.
+  the message, the traceback and the context fields (`extra=`), whatever the format:
+  text (FORMAT below) or JSON (`PAPERWATCH_LOG_FORMAT=json`, bot.log_json).
 
 Logs go to stderr, except while the terminal chat has the terminal (`logging_to_file`):
 there a log line would land in the middle of what the person is typing.
@@ -20,6 +21,8 @@ import logging.handlers
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from bot.log_json import JsonFormatter, context_of
 
 SECRET_BEARING = ("telegram", "httpx", "httpcore", "aiohttp", "slack_sdk", "slack_bolt")
 REDACTED = "[redacted]"
@@ -68,6 +71,12 @@ class RedactSecrets(logging.Filter):
             record.exc_text = self._clean(record.exc_text)
         if record.stack_info:
             record.stack_info = self._clean(record.stack_info)
+        for key, value in context_of(record).items():
+            if value is None or isinstance(value, int | float | bool):
+                continue
+            text = str(value)
+            if (cleaned := self._clean(text)) != text:
+                setattr(record, key, cleaned)
         return True
 
 
@@ -78,13 +87,17 @@ def keep_secret_bearing_loggers_quiet(level: int) -> None:
         logger.setLevel(max(logging.INFO, level, logger.level))
 
 
-def configure_logging(level: str, secrets: Iterable[str] = ()) -> None:
-    """Logs to stderr at `level`; tokens and `secrets` never show (the two rules above)."""
-    logging.basicConfig(
-        level=level,
-        stream=sys.stderr,
-        format=FORMAT,
-    )
+def formatter(log_format: str = "text") -> logging.Formatter:
+    """How a line looks: "text" (FORMAT) or "json" (one object a line, bot.log_json)."""
+    return JsonFormatter() if log_format == "json" else logging.Formatter(FORMAT)
+
+
+def configure_logging(level: str, secrets: Iterable[str] = (), log_format: str = "text") -> None:
+    """Logs to stderr at `level`, as text or JSON; tokens and `secrets` never show (the two
+    rules above)."""
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(formatter(log_format))
+    logging.basicConfig(level=level, handlers=[stderr])
     root = logging.getLogger()
     redact = RedactSecrets(secrets)
     for handler in root.handlers:
@@ -120,9 +133,11 @@ def logging_to_file(path: Path) -> Iterator[Path | None]:
         yield None
         return
     root = logging.getLogger()
-    handler.setFormatter(logging.Formatter(FORMAT))
+    configured = [h for h in root.handlers if any(isinstance(f, RedactSecrets) for f in h.filters)]
+    # The same format as the terminal's lines (text or JSON).
+    handler.setFormatter(next((h.formatter for h in configured if h.formatter), formatter()))
     for redact in dict.fromkeys(
-        f for h in root.handlers for f in h.filters if isinstance(f, RedactSecrets)
+        f for h in configured for f in h.filters if isinstance(f, RedactSecrets)
     ):
         handler.addFilter(redact)
     terminal = [h for h in root.handlers if _to_terminal(h)]

@@ -37,6 +37,7 @@ from apscheduler.triggers.cron import CronTrigger
 from bot.arxiv.calendar import ANNOUNCE_TIME, ANNOUNCE_WEEKDAYS, EASTERN, LATE_POLLS, POLL_DELAY
 from bot.arxiv.parse import FeedError
 from bot.arxiv.responses import ArxivHTTPError
+from bot.log_json import job_context
 from bot.services.deliver import Deliverer
 from bot.services.digests import fold_due_digests
 from bot.services.peers import Peers
@@ -87,10 +88,11 @@ def _stops_quietly(job: Callable[[Jobs], Awaitable[None]]) -> Callable[[Jobs], A
 
     @functools.wraps(job)
     async def run(self: Jobs) -> None:
-        try:
-            await job(self)
-        except asyncio.CancelledError:
-            log.info("job %s stopped at shutdown", job.__name__)
+        with job_context(job.__name__):  # JSON log lines name the job
+            try:
+                await job(self)
+            except asyncio.CancelledError:
+                log.info("job %s stopped at shutdown", job.__name__)
 
     return run
 

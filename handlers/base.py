@@ -102,10 +102,11 @@ class Registry:
         open to everyone. Before anything else, `ctx.rate_limit` may refuse a flood
         (`limited=False` for the bot's own internal reads, e.g. Slack's Home tab).
         """
+        clog = logging.LoggerAdapter(log, _context(command))  # JSON logs: the chat, the user
         if limited and ctx.rate_limit is not None:
             verdict = await ctx.rate_limit.check(command)
             if verdict is not Verdict.ALLOW:
-                log.info("command rate limited chat=%s user=%s", command.chat, command.user_id)
+                clog.info("command rate limited chat=%s user=%s", command.chat, command.user_id)
                 if verdict is Verdict.SILENT:
                     return Reply(denied=True)
                 return Reply(lines=(TOO_FAST,), is_error=True, denied=True)
@@ -124,7 +125,7 @@ class Registry:
                 is_error=True,
             )
         if spec.would_change(command.args) and not await _may_change(command, lookup_role):
-            log.info(
+            clog.info(
                 "command refused command=%s chat=%s user=%s",
                 spec.name,
                 command.chat,
@@ -134,7 +135,7 @@ class Registry:
         try:
             return await spec.handler(command, ctx)
         except Exception:
-            log.exception("command failed command=%s chat=%s", command.name, command.chat)
+            clog.exception("command failed command=%s chat=%s", command.name, command.chat)
             return Reply.text(
                 "Sorry, something went wrong on my side. Nothing was changed; please try again.",
                 is_error=True,
@@ -147,6 +148,16 @@ class Registry:
             lines.append(f"Did you mean /{hint}?")
         lines.append("Send /help to see what I can do.")
         return Reply.text(*lines, is_error=True)
+
+
+def _context(command: Command) -> dict[str, object]:
+    """The context fields of a command's log records (JSON logs)."""
+    return {
+        "platform": command.chat.platform.value,
+        "external_chat_id": command.chat.external_id,
+        "user_id": command.user_id,
+        "command": command.name,
+    }
 
 
 async def _may_change(command: Command, lookup_role: RoleLookup | None) -> bool:
@@ -163,6 +174,7 @@ async def _may_change(command: Command, lookup_role: RoleLookup | None) -> bool:
             command.chat,
             command.user_id,
             exc_info=True,
+            extra=_context(command),
         )
         return False
     return role.may_change

@@ -81,7 +81,10 @@ def collect(
         try:
             paper = parse_entry(entry)
         except ENTRY_FAULTS as exc:
-            logger.warning("skipping a bad arXiv entry id=%s: %s", describe(entry), exc)
+            arxiv_id = describe(entry)
+            logger.warning(
+                "skipping a bad arXiv entry id=%s: %s", arxiv_id, exc, extra={"arxiv_id": arxiv_id}
+            )
             paper = None
         if paper is None:
             skipped += 1

@@ -42,6 +42,7 @@ def test_days_that_are_not_a_number(capsys: pytest.CaptureFixture[str]) -> None:
         ("ARXIV_CATEGORIES", "cs.XX,foo", "'cs.XX' is not an arXiv category, e.g. cs.AI"),
         ("ARXIV_CATEGORIES", "cs.LGG", "did you mean cs.LG?"),
         ("PAPERWATCH_LOG_LEVEL", "LOUD", "unknown log level 'LOUD'"),
+        ("PAPERWATCH_LOG_FORMAT", "xml", "unknown log format 'xml'; use text or json."),
     ],
 )
 def test_a_bad_setting_is_one_plain_line(

@@ -40,6 +40,7 @@ def test_categories_are_split(monkeypatch: pytest.MonkeyPatch, raw: str) -> None
     [
         ("ARXIV_CATEGORIES", " , "),
         ("PAPERWATCH_LOG_LEVEL", "LOUD"),
+        ("PAPERWATCH_LOG_FORMAT", "xml"),
         ("ARXIV_MIN_REQUEST_INTERVAL", "-1"),
         ("TELEGRAM_WEBHOOK_PORT", "70000"),
     ],
@@ -131,3 +132,9 @@ def test_legacy_archives_that_old_papers_carry_are_categories() -> None:
     assert canonical_category("CMP-LG") == "cmp-lg"
     assert canonical_category("cs") == "cs"
     assert canonical_category("cs.XX") is None
+
+
+def test_log_format_is_text_unless_json_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().log_format == "text"
+    monkeypatch.setenv("PAPERWATCH_LOG_FORMAT", " JSON ")
+    assert Settings().log_format == "json"
