@@ -1,9 +1,10 @@
 """JSON log lines (`PAPERWATCH_LOG_FORMAT=json`): one object a line, for a log collector.
 
 Each line holds `time` (ISO 8601, UTC), `level`, `logger` and `message`, then the record's
-context when it has some: the fields its call passed with `extra=` (`chat_id`, `outbox_id`,
-`arxiv_id`, `platform`, `external_chat_id`, `user_id`, `command`), the scheduler job
-it was logged from (`job`), and the text of its exception (`exception`) and stack (`stack`).
+context when it has some: the fields of the `log_context` it was logged in (the scheduler job,
+`job`; the delivery's `chat_id` and `outbox_id`), those its call passed with `extra=`
+(`arxiv_id`, `platform`, `external_chat_id`, `user_id`, `command`), and the text of its
+exception (`exception`) and stack (`stack`).
 Secrets are taken out before a record is formatted, by the same `RedactSecrets` filter as
 text lines (bot.log_secrets), context fields included.
 
@@ -25,26 +26,31 @@ _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | 
     "asctime",
     "taskName",
 }
-_JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("paperwatch_job", default=None)
+_CONTEXT: contextvars.ContextVar[dict[str, object] | None] = contextvars.ContextVar(
+    "paperwatch_log_context", default=None
+)
 
 
 @contextlib.contextmanager
-def job_context(name: str) -> Iterator[None]:
-    """Records logged inside (and in the tasks started from inside) carry `job=name`."""
-    token = _JOB.set(name)
+def log_context(**fields: object) -> Iterator[None]:
+    """Records logged inside (and in the tasks started from inside) carry `fields` too, as
+    JSON context (a scheduler job's name, the chat and outbox row being delivered)."""
+    token = _CONTEXT.set((_CONTEXT.get() or {}) | fields)
     try:
         yield
     finally:
-        _JOB.reset(token)
+        _CONTEXT.reset(token)
 
 
 def context_of(record: logging.LogRecord) -> dict[str, object]:
-    """The fields a logging call added to its record with `extra=`."""
-    return {
+    """A record's context: the fields of the `log_context` it is logged in, and those its
+    call added with `extra=` (which win, as do the redacted copies `RedactSecrets` sets)."""
+    extra = {
         key: value
         for key, value in record.__dict__.items()
         if key not in _STANDARD and not key.startswith("_")
     }
+    return (_CONTEXT.get() or {}) | extra
 
 
 def _plain(value: object) -> object:
@@ -63,11 +69,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        context: dict[str, object] = {}
-        if (job := _JOB.get()) is not None:
-            context["job"] = job
-        context.update(context_of(record))
-        for key, value in context.items():
+        for key, value in context_of(record).items():
             line.setdefault(key, _plain(value))
         if record.exc_info and not record.exc_text:
             record.exc_text = self.formatException(record.exc_info)

@@ -37,7 +37,7 @@ from apscheduler.triggers.cron import CronTrigger
 from bot.arxiv.calendar import ANNOUNCE_TIME, ANNOUNCE_WEEKDAYS, EASTERN, LATE_POLLS, POLL_DELAY
 from bot.arxiv.parse import FeedError
 from bot.arxiv.responses import ArxivHTTPError
-from bot.log_json import job_context
+from bot.log_json import log_context
 from bot.services.deliver import Deliverer
 from bot.services.digests import fold_due_digests
 from bot.services.peers import Peers
@@ -88,7 +88,7 @@ def _stops_quietly(job: Callable[[Jobs], Awaitable[None]]) -> Callable[[Jobs], A
 
     @functools.wraps(job)
     async def run(self: Jobs) -> None:
-        with job_context(job.__name__):  # JSON log lines name the job
+        with log_context(job=job.__name__):  # JSON log lines name the job
             try:
                 await job(self)
             except asyncio.CancelledError:

@@ -29,7 +29,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
-from bot.domain import Chat, ChatRef, Subscription
+from bot.domain import ChatRef, Subscription
+from bot.log_json import log_context
 from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload
 from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
 from bot.services.chat_times import quiet_until
@@ -48,11 +49,6 @@ Clock = Callable[[], datetime]
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def _context(item: OutboxItem) -> dict[str, object]:
-    """The context fields of a delivery's log records (JSON logs): the chat and the row."""
-    return {"chat_id": item.chat_id, "outbox_id": item.id}
 
 
 def backoff(attempts: int, base: float = 5.0, cap: float = 3600.0) -> float:
@@ -215,21 +211,16 @@ class Deliverer:
         """Send one job after the chat's previous one; returns the messages sent."""
         if before is not None:
             await asyncio.wait([before])
-        try:
-            return await self._send(job)
-        except Exception:  # one bad row must never stop the others
-            log.exception(
-                "delivery crashed outbox=%s chat=%s",
-                job.item.id,
-                job.chat.id,
-                extra=_context(job.item),
-            )
-            await self._failed(job.item, "internal error (see the log)")
-            return 0
+        with log_context(chat_id=job.chat.id, outbox_id=job.item.id):  # JSON log lines
+            try:
+                return await self._send(job)
+            except Exception:  # one bad row must never stop the others
+                log.exception("delivery crashed outbox=%s chat=%s", job.item.id, job.chat.id)
+                await self._failed(job.item, "internal error (see the log)")
+                return 0
 
     async def _send(self, job: Job) -> int:
         item, chat = job.item, job.chat
-        context = _context(item)
         now = self._clock()
         messenger = self._messengers.get(chat.platform.value)
         if messenger is None:
@@ -249,17 +240,25 @@ class Deliverer:
             for message in parts:
                 await messenger.deliver(chat, message)
         except RateLimited as exc:
-            log.info(
-                "rate limited outbox=%s chat=%s wait=%.1fs",
-                item.id,
-                chat.id,
-                exc.retry_after,
-                extra=context,
-            )
+            log.info("rate limited outbox=%s chat=%s wait=%.1fs", item.id, chat.id, exc.retry_after)
             await self._later(item, self._clock() + timedelta(seconds=exc.retry_after), str(exc))
             return 0
-        except (ChatMoved, RecipientGone) as exc:
-            await self._chat_changed(item, chat, exc)
+        except ChatMoved as exc:
+            log.info("chat moved chat=%s to=%s", chat.id, exc.new_external_id)
+            async with self._uow() as uow:
+                await uow.chats.move(
+                    ChatRef(chat.platform, chat.external_id),
+                    ChatRef(chat.platform, exc.new_external_id),
+                )
+                await uow.outbox.retry_at(item.id, self._clock(), str(exc), self._process_id)
+                await uow.commit()
+            return 0
+        except RecipientGone as exc:
+            log.warning("recipient gone chat=%s: %s; deactivating it", chat.id, exc)
+            async with self._uow() as uow:
+                await uow.chats.set_active(chat.id, False)
+                await uow.outbox.retry_at(item.id, self._clock(), str(exc), self._process_id)
+                await uow.commit()
             return 0
         except Permanent as exc:
             await self._failed(item, f"refused for good: {exc}", permanent=True)
@@ -271,33 +270,11 @@ class Deliverer:
                 chat.id,
                 item.attempts,
                 exc,
-                extra=context,
             )
             await self._failed(item, f"{type(exc).__name__}: {exc}")
             return 0
         await self._commits.record([Progress(item.id, job.payload, done=last)])
         return len(parts)
-
-    async def _chat_changed(
-        self, item: OutboxItem, chat: Chat, exc: ChatMoved | RecipientGone
-    ) -> None:
-        """The chat moved (a group became a supergroup): follow it; or it is gone (blocked,
-        kicked): deactivate it. Either way the row is due again at once."""
-        context = _context(item)
-        async with self._uow() as uow:
-            if isinstance(exc, ChatMoved):
-                log.info("chat moved chat=%s to=%s", chat.id, exc.new_external_id, extra=context)
-                await uow.chats.move(
-                    ChatRef(chat.platform, chat.external_id),
-                    ChatRef(chat.platform, exc.new_external_id),
-                )
-            else:
-                log.warning(
-                    "recipient gone chat=%s: %s; deactivating it", chat.id, exc, extra=context
-                )
-                await uow.chats.set_active(chat.id, False)
-            await uow.outbox.retry_at(item.id, self._clock(), str(exc), self._process_id)
-            await uow.commit()
 
     async def _momentum(
         self, uow: UnitOfWork, items: list[OutboxItem], subs: dict[int, list[Subscription]]
@@ -340,7 +317,6 @@ class Deliverer:
                     item.attempts,
                     since.isoformat(timespec="seconds"),
                     error,
-                    extra=_context(item),
                 )
                 await uow.outbox.mark_dead(item.id, error, self._process_id)
             else:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.log_json import job_context
+from bot.log_json import log_context
 from bot.log_secrets import RedactSecrets, formatter, logging_to_file
 
 SECRET = "123456:VERY-SECRET-token"
@@ -61,8 +61,8 @@ def test_each_record_is_one_object_with_time_level_logger_and_message(logger) ->
 
 def test_context_fields_and_the_job(logger) -> None:
     log, stream = logger
-    with job_context("deliver"):
-        log.info("rate limited chat=%s", 7, extra={"chat_id": 7, "outbox_id": 42})
+    with log_context(job="deliver"), log_context(chat_id=7, outbox_id=42):
+        log.info("rate limited chat=%s", 7)
     log.warning("skipping id=%s", "2401.00001", extra={"arxiv_id": "2401.00001"})
     first, second = lines(stream)
     assert first["chat_id"] == 7 and first["outbox_id"] == 42 and first["job"] == "deliver"
@@ -74,11 +74,12 @@ def test_secrets_are_redacted_in_message_exception_and_context(logger) -> None:
     try:
         raise RuntimeError(f"POST /bot{SECRET}/sendMessage refused")
     except RuntimeError:
-        log.exception(
-            "send failed url=%s",
-            f"https://api.telegram.org/bot{SECRET}/sendMessage",
-            extra={"command": f"/start {SECRET}", "request": Holder(), "chat_id": 5},
-        )
+        with log_context(job="deliver", url=f"/bot{SECRET}/getMe"):
+            log.exception(
+                "send failed url=%s",
+                f"https://api.telegram.org/bot{SECRET}/sendMessage",
+                extra={"command": f"/start {SECRET}", "request": Holder(), "chat_id": 5},
+            )
     (line,) = lines(stream)
     assert SECRET not in stream.getvalue()
     assert SECRET.split(":")[1] not in stream.getvalue()
@@ -86,7 +87,8 @@ def test_secrets_are_redacted_in_message_exception_and_context(logger) -> None:
     assert "Traceback" in line["exception"] and "[redacted]" in line["exception"]
     assert line["command"] == "/start [redacted]"
     assert line["request"] == "<request /bot[redacted]/getMe>"
-    assert line["chat_id"] == 5
+    assert line["chat_id"] == 5 and line["job"] == "deliver"
+    assert line["url"] == "/bot[redacted]/getMe"
 
 
 def test_the_terminal_chats_log_file_keeps_the_json_format(tmp_path: Path) -> None:
