@@ -133,14 +133,13 @@ def logging_to_file(path: Path) -> Iterator[Path | None]:
         yield None
         return
     root = logging.getLogger()
-    configured = [h for h in root.handlers if any(isinstance(f, RedactSecrets) for f in h.filters)]
+    terminal = [h for h in root.handlers if _to_terminal(h)]
     # The same format as the terminal's lines (text or JSON).
-    handler.setFormatter(next((h.formatter for h in configured if h.formatter), formatter()))
+    handler.setFormatter(next((h.formatter for h in terminal if h.formatter), formatter()))
     for redact in dict.fromkeys(
-        f for h in configured for f in h.filters if isinstance(f, RedactSecrets)
+        f for h in root.handlers for f in h.filters if isinstance(f, RedactSecrets)
     ):
         handler.addFilter(redact)
-    terminal = [h for h in root.handlers if _to_terminal(h)]
     for old in terminal:
         root.removeHandler(old)
     root.addHandler(handler)

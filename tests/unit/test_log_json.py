@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -92,17 +93,18 @@ def test_secrets_are_redacted_in_message_exception_and_context(logger) -> None:
 
 
 def test_the_terminal_chats_log_file_keeps_the_json_format(tmp_path: Path) -> None:
-    terminal = logging.StreamHandler(io.StringIO())
+    terminal = logging.StreamHandler(sys.stderr)
     terminal.setFormatter(formatter("json"))
     terminal.addFilter(RedactSecrets([SECRET]))
     root = logging.getLogger()
-    root.addHandler(terminal)
+    before = root.handlers[:]
+    root.handlers[:] = [terminal]  # as `configure_logging` leaves it, whatever ran before
     path = tmp_path / "paperwatch.log"
     try:
         with logging_to_file(path):
             logging.getLogger("bot.services.poll").warning("poll failed token=%s", SECRET)
     finally:
-        root.removeHandler(terminal)
+        root.handlers[:] = before
     (line,) = (json.loads(text) for text in path.read_text().splitlines())
     assert line["message"] == "poll failed token=[redacted]"
     assert line["logger"] == "bot.services.poll"
