@@ -274,8 +274,9 @@ def all_of(parts: tuple[Program, ...]) -> Program:
     return run
 
 
-#: A word a part cannot match without: (field, key), or None when there is no such word.
-Gate = tuple[int, str] | None
+#: A word a part cannot match without, in a field: (field, key, label), where label is the
+#: part's label when having the word is all the part asks, else None; or None for no word.
+Gate = tuple[int, str, str | None] | None
 
 
 def any_of(parts: tuple[Program, ...], gates: tuple[Gate, ...] = ()) -> Program:
@@ -283,11 +284,12 @@ def any_of(parts: tuple[Program, ...], gates: tuple[Gate, ...] = ()) -> Program:
 
     `gates[i]`, when given, is a word without which part i cannot match. A rule's long
     list of alternatives is then narrowed by one set intersection per field (in C) to the
-    parts whose word the paper has, run in their order, so `why` is the same as running
-    them all."""
+    parts whose word the paper has, taken in their order, so `why` is the same as running
+    them all; a part that is just its word is recorded without being run."""
     if not any(gates):
         return _each_of(parts)
     always = tuple(i for i, gate in enumerate(gates) if gate is None)
+    sure = tuple(gate[2] if gate else None for gate in gates)
     index: dict[int, dict[str, list[int]]] = {}
     for i, gate in enumerate(gates):
         if gate is not None:
@@ -301,7 +303,11 @@ def any_of(parts: tuple[Program, ...], gates: tuple[Gate, ...] = ()) -> Program:
                 chosen.extend(by_key[key])
         found = False
         for i in sorted(chosen) if len(chosen) > 1 else chosen:
-            found = parts[i](doc, why) or found
+            if (label := sure[i]) is not None:
+                why.append(label)
+                found = True
+            else:
+                found = parts[i](doc, why) or found
         return found
 
     return run

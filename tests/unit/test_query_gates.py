@@ -106,7 +106,12 @@ def test_a_long_or_runs_only_the_parts_whose_word_the_paper_has() -> None:
 
         return run
 
-    gates = ((document.TEXT, "agent"), None, (document.TITLE, "memory"), (document.TEXT, "web"))
+    gates = (
+        (document.TEXT, "agent", None),
+        None,
+        (document.TITLE, "memory", None),
+        (document.TEXT, "web", None),
+    )
     program = document.any_of(tuple(part(i) for i in range(4)), gates)
     program(Document("memory for agents", "no such words"), [])
     assert ran == [0, 1, 2]  # part 3 needs "web"; part 1 has no gate and always runs
