@@ -1,0 +1,134 @@
+"""A worker writing to a database while it is backed up, and a restore of the backup.
+
+`LiveWriter` runs in a thread of its own, with its own event loop and `Database`: it
+enqueues one notice per transaction through the outbox repository, one after another,
+until stopped, and lists the text of each notice once its commit has returned.
+`restore` copies a backup into a fresh folder, opens it as paperwatch does (migrations
+first), and reads back what it holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+
+from bot.domain import ChatRef, Platform
+from bot.outbox_payloads import OutboxKind
+from storage.database import Database, alembic_config
+from tests.support.waiting import Waitable
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+class LiveWriter(Waitable):
+    """`with LiveWriter(url) as writer:` a worker enqueueing notices until the block ends."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.committed: list[str] = []  # notice texts, in commit order, once committed
+        self._cond = threading.Condition()  # notified at each commit
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="live-writer", daemon=True)
+
+    def __enter__(self) -> LiveWriter:
+        self._thread.start()
+        self.wait_until(lambda w: bool(w.committed) or w._error is not None, seconds=30)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+        if self._error is not None and kind is None:
+            raise AssertionError(f"the writer failed: {self._error!r}") from self._error
+
+    def _seen(self) -> str:
+        return f"{len(self.committed)} notices committed; error: {self._error!r}"
+
+    def wait_for(self, count: int) -> None:
+        self.wait_until(lambda w: len(w.committed) >= count or w._error is not None, 30)
+        assert self._error is None, self._error
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._write())
+        except BaseException as exc:  # reported by __exit__ and wait_for
+            with self._cond:
+                self._error = exc
+                self._cond.notify_all()
+
+    async def _write(self) -> None:
+        db = Database(self.url)
+        try:
+            async with db.uow() as uow:
+                chat = await uow.chats.get_or_create(ChatRef(Platform.TELEGRAM, "77"))
+                await uow.commit()
+            n = 0
+            while not self._stop.is_set():
+                async with db.uow() as uow:
+                    note = f"notice {n}"
+                    await uow.outbox.enqueue_notice(
+                        chat.id, OutboxKind.NOTE, note, datetime.now(UTC)
+                    )
+                    await uow.commit()
+                with self._cond:
+                    self.committed.append(note)
+                    self._cond.notify_all()
+                n += 1
+                await asyncio.sleep(0.001)  # another process's turn on a small machine
+        finally:
+            await db.dispose()
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    notices: list[str]  # in the order they were written
+    integrity: str  # PRAGMA integrity_check: "ok"
+    revision: str | None
+
+
+def restore(backup: Path, folder: Path) -> Restored:
+    """Copy `backup` into `folder` and open it as `paperwatch run` would: migrate, read."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "paperwatch.db"
+    shutil.copyfile(backup, path)
+    notices, revision = asyncio.run(_open(path))
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+    return Restored(notices, integrity, revision)
+
+
+async def _open(path: Path) -> tuple[list[str], str | None]:
+    db = Database(f"sqlite+aiosqlite:///{path}")
+    try:
+        await db.upgrade()
+        revision = await db.current_revision()
+        async with db.engine.connect() as conn:
+            rows = await conn.execute(text("SELECT payload FROM outbox ORDER BY id"))
+            notices = [_notice(payload) for (payload,) in rows]
+    finally:
+        await db.dispose()
+    return notices, revision
+
+
+def _notice(payload: str | dict[str, object]) -> str:
+    data = json.loads(payload) if isinstance(payload, str) else payload
+    return str(data["text"])
