@@ -1,10 +1,13 @@
 """`paperwatch db backup PATH` as an operator runs it: on a SQLite file a worker keeps
-writing to, restored into a fresh folder; on PostgreSQL, the pg_dump command it prints."""
+writing to, restored into a fresh folder; on PostgreSQL, the pg_dump command it prints.
+And `db downgrade`, with what a version older than the schema says on start."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -181,3 +184,22 @@ async def _chat_and_revision(url: str) -> tuple[int, str | None]:
         return chat, await db.current_revision()
     finally:
         await db.dispose()
+
+
+def test_downgrade_then_an_older_schema_is_upgraded_again(tmp_path: Path) -> None:
+    """`db downgrade` (what to run before installing an older version), and the start of
+    a version older than the schema: one line that says what to do, no traceback."""
+    env = {"PAPERWATCH_DATABASE_URL": asyncio.run(migrated(tmp_path / "pw.db"))}
+    down = paperwatch("db", "downgrade", "0009", cwd=tmp_path, env=env)
+    assert down.returncode == 0, down.stderr
+    assert down.stdout == "database schema at revision 0009\n"
+    up = paperwatch("db", "upgrade", cwd=tmp_path, env=env)
+    assert up.stdout == f"database schema at revision {head_revision()}\n", up.stderr
+
+    unknown = paperwatch("db", "downgrade", "0042", cwd=tmp_path, env=env)
+    _one_line(unknown, "cannot downgrade the database schema: Can't locate revision")
+    with contextlib.closing(sqlite3.connect(tmp_path / "pw.db")) as conn, conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0999'")  # a newer version's
+    newer = paperwatch("db", "upgrade", cwd=tmp_path, env=env)
+    _one_line(newer, "the database schema is newer than this paperwatch")
+    assert "install the version that migrated it, or restore a backup" in newer.stderr

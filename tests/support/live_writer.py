@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from alembic.script import ScriptDirectory
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from bot.domain import ChatRef, Platform
 from bot.outbox_payloads import OutboxKind
@@ -77,6 +78,9 @@ class LiveWriter(Waitable):
 
     async def _write(self) -> None:
         db = Database(self.url)
+        # Its commits stay in the write-ahead log, as they do while any reader holds an
+        # older snapshot: a copy of the database file alone would miss them all.
+        event.listen(db.engine.sync_engine, "connect", _no_checkpoints)
         try:
             async with db.uow() as uow:
                 chat = await uow.chats.get_or_create(ChatRef(Platform.TELEGRAM, "77"))
@@ -96,6 +100,12 @@ class LiveWriter(Waitable):
                 await asyncio.sleep(0.001)  # another process's turn on a small machine
         finally:
             await db.dispose()
+
+
+def _no_checkpoints(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA wal_autocheckpoint=0")
+    cursor.close()
 
 
 @dataclass(frozen=True, slots=True)
