@@ -311,7 +311,7 @@ async def _backup(url: str, target: Path, *, force: bool) -> int:
             command = pg_dump_command(url, target)
             print("# PostgreSQL is backed up with pg_dump and restored with pg_restore (README).")
             if "PGPASSWORD=" in command:
-                print("# Put the password for PASSWORD, or drop PGPASSWORD= to use ~/.pgpass.")
+                print("# Replace PASSWORD, or drop PGPASSWORD= to use ~/.pgpass or a prompt.")
             print(command)
             return 0
         copy = await asyncio.to_thread(backup_sqlite, source, target, force=force)
