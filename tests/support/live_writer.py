@@ -2,7 +2,8 @@
 
 `LiveWriter` runs in a thread of its own, with its own event loop and `Database`: it
 enqueues one notice per transaction through the outbox repository, one after another,
-until stopped, and lists the text of each notice once its commit has returned.
+until stopped, and lists the text of each notice once its commit has returned (and how
+long each transaction took, for bench.bench_backup).
 `restore` copies a backup into a fresh folder, opens it as paperwatch does (migrations
 first), and reads back what it holds.
 """
@@ -15,6 +16,7 @@ import json
 import shutil
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,9 +39,11 @@ def head_revision() -> str | None:
 class LiveWriter(Waitable):
     """`with LiveWriter(url) as writer:` a worker enqueueing notices until the block ends."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, keep_in_wal: bool = True) -> None:
         self.url = url
+        self.keep_in_wal = keep_in_wal
         self.committed: list[str] = []  # notice texts, in commit order, once committed
+        self.commits: list[tuple[float, float]] = []  # (perf_counter at start, seconds)
         self._cond = threading.Condition()  # notified at each commit
         self._stop = threading.Event()
         self._error: BaseException | None = None
@@ -78,15 +82,17 @@ class LiveWriter(Waitable):
 
     async def _write(self) -> None:
         db = Database(self.url)
-        # Its commits stay in the write-ahead log, as they do while any reader holds an
-        # older snapshot: a copy of the database file alone would miss them all.
-        event.listen(db.engine.sync_engine, "connect", _no_checkpoints)
+        if self.keep_in_wal:
+            # Its commits stay in the write-ahead log, as they do while any reader holds
+            # an older snapshot: a copy of the database file alone would miss them all.
+            event.listen(db.engine.sync_engine, "connect", _no_checkpoints)
         try:
             async with db.uow() as uow:
                 chat = await uow.chats.get_or_create(ChatRef(Platform.TELEGRAM, "77"))
                 await uow.commit()
             n = 0
             while not self._stop.is_set():
+                start = time.perf_counter()
                 async with db.uow() as uow:
                     note = f"notice {n}"
                     await uow.outbox.enqueue_notice(
@@ -94,6 +100,7 @@ class LiveWriter(Waitable):
                     )
                     await uow.commit()
                 with self._cond:
+                    self.commits.append((start, time.perf_counter() - start))
                     self.committed.append(note)
                     self._cond.notify_all()
                 n += 1
