@@ -77,6 +77,11 @@ def test_an_existing_file_is_replaced_only_with_force(tmp_path: Path) -> None:
     assert LINE.fullmatch(forced.stdout.strip())
     assert target.read_bytes().startswith(b"SQLite format 3\0")
 
+    # A write-ahead log beside PATH would be applied to the new copy: a database in use.
+    Path(f"{target}-wal").write_bytes(b"")
+    in_use = paperwatch("db", "backup", str(target), "--force", cwd=tmp_path, env=env)
+    _one_line(in_use, f"{target} is in use as a database ({target}-wal exists)")
+
 
 @pytest.mark.parametrize(
     ("where", "message"),
