@@ -17,6 +17,13 @@ The last line is JSON with every figure.
 `git show REV:bot/topics/catalog.toml > /tmp/old.toml`) in alternating rounds on the daily
 listing, so that a busy or slow machine affects both alike: the ratio is what a catalog
 edit costs, whatever the absolute figure on the day.
+
+    .venv/bin/python -m bench.bench_tagger --instructions   # CPU instructions per paper
+
+`--instructions` runs the tagging of the first 300 papers of the daily listing under valgrind's
+callgrind, and once more with none to subtract start-up: a count of instructions, not seconds,
+that is the same on a busy machine as on a quiet one (a code change is judged by it when the
+machine is too noisy to time; a few minutes, valgrind must be installed).
 """
 
 from __future__ import annotations
@@ -24,6 +31,9 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 from bench.fixtures import DEVSET, daily_listing, read_paper_file
@@ -72,12 +82,34 @@ def side_by_side(listing: list, rules: list, other: Path, rounds: int = 5) -> di
     return {"this": round(best["this"]), "other": round(best["other"]), "ratio": round(ratio, 3)}
 
 
+def instructions(papers: int = 300) -> dict[str, int]:
+    """Instructions per paper to tag the listing's first `papers`, counted by callgrind."""
+
+    def count(n: int) -> int:
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        command += [sys.executable, "-m", "bench.bench_tagger", "--tag-only", str(n)]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        return int(re.search(r"refs:\s+([\d,]+)", done.stderr).group(1).replace(",", ""))
+
+    per_paper = (count(papers) - count(0)) // papers
+    print(f"tagging with the full catalog: {per_paper:,} instructions per paper (callgrind)")
+    return {"papers": papers, "instructions_per_paper": per_paper}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", type=Path, help="another catalog TOML to time side by side")
+    parser.add_argument("--instructions", action="store_true", help="count, under callgrind")
+    parser.add_argument("--tag-only", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
     rules = list(catalog_rules(load_catalog()))
     listing = daily_listing()
+    if args.tag_only is not None:  # the workload --instructions counts
+        Tagger(rules).tag_many(listing[: args.tag_only])
+        return
+    if args.instructions:
+        print(json.dumps(instructions()))
+        return
     if args.against:
         print(json.dumps({"side_by_side": side_by_side(listing, rules, args.against)}))
         return

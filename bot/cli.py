@@ -84,9 +84,26 @@ def build_parser() -> argparse.ArgumentParser:
     momentum.add_argument("topic", nargs="+", help="a catalog topic, e.g. RL for LLM Agents")
     retag = add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
     retag.add_argument("--catalog", type=Path, help=CATALOG_HELP)
-    db = add("db", cmd_db, "database schema: upgrade, or show the current revision")
-    db.add_argument("action", choices=["upgrade", "current"])
+    db = add("db", cmd_db, "the database: migrate it, show its revision, back it up")
+    _db_actions(db)
     return parser
+
+
+def _db_actions(db: argparse.ArgumentParser) -> None:
+    actions = db.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser("upgrade", help="migrate the schema to this version's head")
+    actions.add_parser("current", help="show the schema's revision")
+    backup = actions.add_parser(
+        "backup",
+        help="SQLite: copy the database to PATH, while the bot runs; "
+        "PostgreSQL: print the pg_dump command that does",
+    )
+    backup.add_argument("path", type=Path, metavar="PATH", help="the file to write")
+    backup.add_argument("--force", action="store_true", help="replace PATH if it exists")
+    down = actions.add_parser(
+        "downgrade", help="migrate the schema down (before installing an older version)"
+    )
+    down.add_argument("revision", help="the older version's head revision, e.g. 0009")
 
 
 def _version() -> str:

@@ -9,6 +9,7 @@ the Settings and closes it afterwards; the work itself is in the services
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import logging
@@ -43,6 +44,7 @@ from bot.topics.resolve import search
 from bot.topics.tag_rules import build_tagger
 from handlers.base import Context
 from handlers.registry import REGISTRY
+from storage.backup import BackupError, backup_sqlite, pg_dump_command, sqlite_file
 from storage.database import Database
 
 log = logging.getLogger("paperwatch")
@@ -292,6 +294,29 @@ def _read(path: Path) -> bytes:
 
 
 async def cmd_db(args: argparse.Namespace, settings: Settings) -> int:
+    """`db upgrade`, `db current`, `db downgrade REVISION`, `db backup PATH [--force]`."""
+    if args.action == "backup":
+        return await _backup(settings.database_url, args.path, force=args.force)
     async with database(settings, migrate=args.action == "upgrade") as db:
+        if args.action == "downgrade":
+            await db.downgrade(args.revision)
         print(f"database schema at revision {await db.current_revision() or '(empty)'}")
+    return 0
+
+
+async def _backup(url: str, target: Path, *, force: bool) -> int:
+    try:
+        source = sqlite_file(url)
+        if source is None:  # PostgreSQL: its own tool does it, while the bot runs
+            command = pg_dump_command(url, target)
+            print("# PostgreSQL is backed up with pg_dump and restored with pg_restore (README).")
+            if "PGPASSWORD=" in command:
+                print("# Replace PASSWORD, or drop PGPASSWORD= to use ~/.pgpass or a prompt.")
+            print(command)
+            return 0
+        copy = await asyncio.to_thread(backup_sqlite, source, target, force=force)
+    except BackupError as exc:
+        raise StartupError(str(exc)) from exc
+    revision = copy.revision or "(empty)"
+    print(f"backed up to {copy.path}: {copy.size:,} bytes, schema at revision {revision}")
     return 0

@@ -15,6 +15,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.util import CommandError
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
@@ -137,7 +138,10 @@ class Database:
                         await conn.execute(
                             text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK_KEY}
                         )
-                    await conn.run_sync(_alembic, command, revision)
+                    try:
+                        await conn.run_sync(_alembic, command, revision)
+                    except CommandError as exc:
+                        raise DatabaseConfigError(_schema_problem(command, exc)) from exc
                     if self.dialect == "sqlite":
                         broken = (await conn.exec_driver_sql("PRAGMA foreign_key_check")).all()
                         if broken:
@@ -227,6 +231,17 @@ async def _discard(conn: AsyncConnection) -> None:
     with contextlib.suppress(OSError, TimeoutError, SQLAlchemyError):
         async with asyncio.timeout(_LOCK_TIMEOUT):
             await conn.close()
+
+
+def _schema_problem(action: str, exc: CommandError) -> str:
+    """Alembic's refusal as one line: a schema this version does not know is one that a
+    newer paperwatch migrated (see the README, "Backup, restore and upgrade")."""
+    if action == "upgrade":
+        return (
+            f"the database schema is newer than this paperwatch ({_first_line(exc)}): "
+            "install the version that migrated it, or restore a backup made before"
+        )
+    return f"cannot {action} the database schema: {_first_line(exc)}"
 
 
 def _first_line(exc: BaseException) -> str:

@@ -192,4 +192,21 @@ def compile_node(node: Node) -> Program:
     if isinstance(node, Not):
         return document.none_of(compile_node(node.child))
     parts = tuple(map(compile_node, node.children))
-    return document.all_of(parts) if isinstance(node, And) else document.any_of(parts)
+    if isinstance(node, And):
+        return document.all_of(parts)
+    return document.any_of(parts, tuple(map(_gate, node.children)))
+
+
+def _gate(node: Node) -> document.Gate:
+    """A word `node` cannot match without (see `document.any_of`): a plain word (which is
+    then all it asks) or a phrase's longest word, in its field; for AND, the first such
+    word of a part."""
+    if isinstance(node, Term):
+        if node.prefix or node.scope is Scope.CATEGORY:
+            return None
+        plain = node.label if len(node.keys) == 1 else None
+        return _FIELDS[node.scope], max(node.keys, key=len), plain
+    if isinstance(node, And):
+        gate = next((g for g in map(_gate, node.children) if g is not None), None)
+        return gate and (gate[0], gate[1], None)
+    return None

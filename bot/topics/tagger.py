@@ -38,6 +38,7 @@ Tags = dict[str, tuple[str, ...]]
 # How unselective an anchor kind is: arXiv categories match whole daily listings.
 _COST = {"word": 1, "author": 1, "prefix": 3, "author*": 3, "cat": 50, "cat*": 100}
 _PREFIX_KINDS = ("prefix", "author*")
+_EXACT_KINDS = ("word", "author", "cat")
 
 
 def anchors(node: Node) -> frozenset[Anchor]:
@@ -92,6 +93,9 @@ class Tagger:
         for key, query in rules:
             self._add(key, query)
         self._heads = {kind: _heads(self._index[kind]) for kind in _PREFIX_KINDS}
+        self._exact = {
+            kind: (self._index[kind], frozenset(self._index[kind])) for kind in _EXACT_KINDS
+        }
 
     @classmethod
     def from_topics(cls, topics: Iterable[Topic]) -> Tagger:
@@ -149,13 +153,13 @@ class Tagger:
 
     def _candidates(self, doc: Document) -> list[int]:
         hits = set(self._always)
-        index = self._index
-        _exact(hits, index["word"], doc.words[TEXT])
-        _exact(hits, index["author"], doc.words[AUTHORS])
-        _exact(hits, index["cat"], doc.categories)
+        exact = self._exact
+        _exact(hits, exact["word"], doc.words[TEXT])
+        _exact(hits, exact["author"], doc.words[AUTHORS])
+        _exact(hits, exact["cat"], doc.categories)
         self._prefixed(hits, "prefix", doc, TEXT)
         self._prefixed(hits, "author*", doc, AUTHORS)
-        for prefix, rules in index["cat*"].items():
+        for prefix, rules in self._index["cat*"].items():
             if doc.has_category_prefix(prefix):
                 hits.update(rules)
         return sorted(hits)
@@ -178,6 +182,7 @@ def _document(item: Paper | Document) -> Document:
 
 
 _Heads = dict[str, list[tuple[str, list[int]]]]
+_Exact = tuple[dict[str, list[int]], frozenset[str]]  # value -> rules, and the values
 
 
 def _heads(index: dict[str, list[int]]) -> _Heads:
@@ -188,13 +193,7 @@ def _heads(index: dict[str, list[int]]) -> _Heads:
     return heads
 
 
-def _exact(hits: set[int], index: dict[str, list[int]], present: frozenset[str]) -> None:
-    if len(present) <= len(index):
-        for value in present:
-            rules = index.get(value)
-            if rules:
-                hits.update(rules)
-    else:
-        for value, rules in index.items():
-            if value in present:
-                hits.update(rules)
+def _exact(hits: set[int], index: _Exact, present: frozenset[str]) -> None:
+    rules, values = index
+    for value in present.intersection(values):  # two sets: the smaller one is walked
+        hits.update(rules[value])
