@@ -41,7 +41,6 @@ import re
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -110,9 +109,28 @@ def fold_accents(token: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-@lru_cache(maxsize=1 << 16)
+class _KeyCache(dict[str, str]):
+    """token -> `word_key(token)`, computed on first use. A dict's own lookup, mapped over a
+    paper's tokens, costs less than a cached function call per token; the cache is emptied
+    when it reaches `MAX_CACHED_KEYS`, so hostile text cannot grow it without end."""
+
+    def __missing__(self, token: str) -> str:
+        if len(self) >= MAX_CACHED_KEYS:
+            self.clear()
+        key = self[token] = _word_key(token)
+        return key
+
+
+MAX_CACHED_KEYS = 1 << 16
+_KEYS = _KeyCache()
+
+
 def word_key(token: str) -> str:
     """The plural-normalised matching key of a lower-case token (see module doc)."""
+    return _KEYS[token]
+
+
+def _word_key(token: str) -> str:
     known = EXCEPTIONS.get(token)
     if known is not None:
         return known
@@ -144,11 +162,11 @@ class Document:
 
     `tokens[f]` is the key sequence of field f (TITLE, ABSTRACT, AUTHORS; the
     author sequence separates authors with ""), `words[f]` its set (with TEXT =
-    title + abstract), `raw[f]` the set of tokens before plural normalisation
+    title + abstract), `raw(f)` the set of tokens before plural normalisation
     (used for `agent*` prefixes) and `categories` the lower-cased categories.
     """
 
-    __slots__ = ("_sorted", "categories", "raw", "tokens", "words")
+    __slots__ = ("_raw", "_raw_tokens", "_sorted", "categories", "tokens", "words")
 
     def __init__(
         self,
@@ -159,14 +177,15 @@ class Document:
     ) -> None:
         raw_title, raw_abstract = tokenize(title), tokenize(abstract)
         author_tokens = _join_authors(authors)
-        title_keys = tuple(map(word_key, raw_title))
-        abstract_keys = tuple(map(word_key, raw_abstract))
+        title_keys = tuple(map(_KEYS.__getitem__, raw_title))
+        abstract_keys = tuple(map(_KEYS.__getitem__, raw_abstract))
         self.tokens = (title_keys, abstract_keys, author_tokens)
         title_set, abstract_set = frozenset(title_keys), frozenset(abstract_keys)
         author_set = frozenset(author_tokens) - {_SEPARATOR}
         self.words = (title_set, abstract_set, author_set, title_set | abstract_set)
-        raw_title_set, raw_abstract_set = frozenset(raw_title), frozenset(raw_abstract)
-        self.raw = (raw_title_set, raw_abstract_set, author_set, raw_title_set | raw_abstract_set)
+        # Title and abstract apart are needed only by ti:/abs: prefixes: made on first use.
+        self._raw: list[frozenset[str] | None] = [None, None, author_set, None]
+        self._raw_tokens = (raw_title, raw_abstract)
         self.categories = frozenset(c.strip().lower() for c in categories)
         self._sorted: list[list[str] | None] = [None, None, None, None]
 
@@ -184,9 +203,18 @@ class Document:
         """Whether some token of `field`, before plural normalisation, starts with `prefix`."""
         words = self._sorted[field]
         if words is None:
-            words = self._sorted[field] = sorted(self.raw[field])
+            words = self._sorted[field] = sorted(self.raw(field))
         at = bisect_left(words, prefix)  # the first word >= prefix starts with it, if any does
         return at < len(words) and words[at].startswith(prefix)
+
+    def raw(self, field: int) -> frozenset[str]:
+        """The tokens of `field` before plural normalisation (for prefixes)."""
+        words = self._raw[field]
+        if words is None:
+            title, abstract = self._raw_tokens
+            tokens = title + abstract if field == TEXT else self._raw_tokens[field]
+            words = self._raw[field] = frozenset(tokens)
+        return words
 
     def has_category_prefix(self, prefix: str) -> bool:
         return any(category.startswith(prefix) for category in self.categories)

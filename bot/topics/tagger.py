@@ -166,12 +166,12 @@ class Tagger:
 
     def _prefixed(self, hits: set[int], kind: str, doc: Document, field: int) -> None:
         index = self._index[kind]
-        if len(index) * 8 < len(doc.raw[field]):  # few prefixes: binary search for each
+        if len(index) * 8 < len(doc.raw(field)):  # few prefixes: binary search for each
             for prefix, rules in index.items():
                 if doc.has_prefix(field, prefix):
                     hits.update(rules)
             return
-        for word in doc.raw[field]:  # many prefixes: look each word's head up
+        for word in doc.raw(field):  # many prefixes: look each word's head up
             for prefix, rules in self._heads[kind].get(word[:MIN_PREFIX], ()):
                 if word.startswith(prefix):
                     hits.update(rules)
