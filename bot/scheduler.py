@@ -103,6 +103,11 @@ async def poll_job(poller: Poller) -> PollOutcome | None:
         await poller.catch_up()
     except (ArxivHTTPError, FeedError) as exc:
         log.warning("arxiv catch-up failed, retried at the next poll: %s", exc)
+    return await daily_poll(poller)
+
+
+async def daily_poll(poller: Poller) -> PollOutcome | None:
+    """One poll of the RSS feed; failures are logged, never raised."""
     try:
         outcome = await poller.poll_daily()
     except Exception:
@@ -166,8 +171,8 @@ class Jobs:
             return
         if not await self._db.hold_poller_lock():
             return
-        async with self._polling:
-            outcome = await poll_job(self._poller)
+        async with self._polling:  # the catch-up is the scheduled polls' work, not this
+            outcome = await daily_poll(self._poller)
         if outcome is not None and outcome.status == "stored" and outcome.new:
             await self._after_poll()
 
