@@ -45,7 +45,7 @@ from bot.arxiv.calendar import (
     EASTERN,
     LATE_POLLS,
     POLL_DELAY,
-    fast_window,
+    latest_fast_window,
     next_fast_poll,
 )
 from bot.arxiv.parse import FeedError
@@ -75,6 +75,8 @@ def poll_trigger() -> CronTrigger:
 
 
 POLL_TRIGGER = poll_trigger()
+# The window's last tick (at its end) still polls when it fires up to this late.
+LATE_TICK = timedelta(minutes=1)
 
 
 class FastPollTrigger(BaseTrigger):
@@ -166,8 +168,9 @@ class Jobs:
         if self._poller is None or self._polling.locked():
             return
         now = self._clock()
-        start, end = fast_window(now)
-        if not start <= now < end or await self._poller.has_listing(start.date()):
+        start, end = latest_fast_window(now)
+        late = now - end > LATE_TICK  # a tick that fired long after its window (a misfire)
+        if now < start or late or await self._poller.has_listing(start.date()):
             return
         if not await self._db.hold_poller_lock():
             return

@@ -114,16 +114,25 @@ def fast_window(moment: datetime, holidays: Collection[date] = ()) -> tuple[date
     raise AssertionError("unreachable: announcements_after looks 400 announcements ahead")
 
 
+def latest_fast_window(
+    moment: datetime, holidays: Collection[date] = ()
+) -> tuple[datetime, datetime]:
+    """The fast-polling window that opened last at or before `moment` (it may be over)."""
+    local = moment.astimezone(EASTERN)
+    window = fast_window(local - timedelta(days=7), holidays)
+    while (following := fast_window(window[1], holidays))[0] <= local:
+        window = following
+    return window
+
+
 def next_fast_poll(
     after: datetime, interval: timedelta, holidays: Collection[date] = ()
 ) -> datetime:
     """The first fast poll at or after `after`: the window's start, then every `interval`
-    while the window lasts; past its last poll, the next window's start."""
+    while the window lasts, and its end (so a switch late in the window is caught too);
+    past that, the next window's start."""
     start, end = fast_window(after, holidays)
     if after <= start:
         return start
     steps = -(-(after - start) // interval)  # ceiling division of timedeltas
-    moment = start + steps * interval
-    if moment < end:
-        return moment
-    return fast_window(end, holidays)[0]
+    return min(start + steps * interval, end)
