@@ -107,11 +107,12 @@ def fast_window(moment: datetime, holidays: Collection[date] = ()) -> tuple[date
     Eastern) and lasts FAST_WINDOW; the listing it waits for is dated `start.date()`.
     """
     local = moment.astimezone(EASTERN)
-    for announcement in announcements_after(local - FAST_WINDOW - timedelta(days=1), holidays):
+    since = local - FAST_WINDOW - timedelta(days=1)
+    for announcement in announcements_after(since, holidays, limit=16):
         start = datetime.combine(listing_date(announcement), FEED_SWITCH, tzinfo=EASTERN)
         if local < start + FAST_WINDOW:
             return start, start + FAST_WINDOW
-    raise AssertionError("unreachable: announcements_after looks 400 announcements ahead")
+    raise AssertionError("unreachable: 16 announcements reach past any moment")
 
 
 def latest_fast_window(

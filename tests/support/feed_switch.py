@@ -79,15 +79,18 @@ Abstract: {abstract}</description>
 <dc:creator>Ada Lovelace, Alan Turing</dc:creator></item>"""
 
 
-def listing_rss(listing: date, number: int, papers: int = 3) -> bytes:
-    """A small RSS listing dated `listing`: `papers` (at most 10) new papers on RL for LLM
-    agents, with ids made from `number` (below 10,000; one a listing keeps every id new)."""
+def listing_rss(listing: date, number: int, papers: int = 3, matching: int | None = None) -> bytes:
+    """An RSS listing dated `listing` of `papers` new papers, the first `matching` (all by
+    default) on RL for LLM agents and the rest on other things. Ids are made from `number`
+    (below 1,200; one a listing keeps every id new)."""
     stamp = format_datetime(datetime.combine(listing, FEED_SWITCH, tzinfo=EASTERN))
+    prefix = f"{number // 12 % 100:02d}{number % 12 + 1:02d}"  # a valid YYMM per number
+    on_topic = papers if matching is None else matching
     items = "".join(
         _ITEM.format(
-            id=f"2609.{number * 10 + n:05d}",
-            title=escape(f"Reinforcement learning for LLM agents, part {n} of listing {number}"),
-            abstract="We train LLM agents with reinforcement learning on web tasks.",
+            id=f"{prefix}.{n:05d}",
+            title=escape(_TITLES[n >= on_topic].format(n=n, number=number)),
+            abstract=_ABSTRACTS[n >= on_topic],
             date=stamp,
         )
         for n in range(papers)
@@ -98,6 +101,16 @@ def listing_rss(listing: date, number: int, papers: int = 3) -> bytes:
         "<title>cs.LG, cs.AI updates on arXiv.org</title><link>http://rss.arxiv.org/rss/</link>"
         f"<description>updates</description><pubDate>{stamp}</pubDate>{items}</channel></rss>"
     ).encode()
+
+
+_TITLES = (
+    "Reinforcement learning for LLM agents, part {n} of listing {number}",
+    "Sparse solvers for banded matrices, part {n} of listing {number}",
+)
+_ABSTRACTS = (
+    "We train LLM agents with reinforcement learning (GRPO) on multi-turn web agent tasks.",
+    "We study direct solvers for banded linear systems and their numerical stability.",
+)
 
 
 @dataclass
