@@ -2,8 +2,9 @@
 
 Poller duties (one process at a time: a PostgreSQL advisory lock decides which):
 - poll: on start-up, then Sunday to Thursday at 20:30, 21:30, 22:30 and 23:30 US
-  Eastern (arXiv announces at 20:00; the later runs catch a late feed and cost one
-  conditional GET each). Each run first fills any gap through OAI-PMH.
+  Eastern (arXiv announces at 20:00; each costs one conditional GET). Each run first
+  fills any gap through OAI-PMH. The feed itself only switches at midnight (below), so
+  these find the listing the night's fast polls stored.
 - poll-fast: arXiv's RSS feed switches to the new listing at 00:00 Eastern (Monday to
   Friday); from then, for an hour, a conditional GET every `fast_poll_interval` seconds
   (90) until that listing is stored, then none until the next switch. A tick while

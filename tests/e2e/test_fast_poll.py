@@ -124,6 +124,10 @@ async def test_requests_keep_the_politeness_spacing_whatever_the_interval(
     await run_fast_polls(jobs, clock, timedelta(seconds=1), until=start + timedelta(seconds=60))
     assert len(feed.log) > 15
     assert min(_gaps(feed)) >= 3.0
+    asked = len(feed.log)
+    clock.jump(start + timedelta(hours=1, minutes=5))  # a tick that fired long after its window
+    await jobs.fast_poll()
+    assert len(feed.log) == asked
 
 
 async def test_outside_the_window_the_hourly_schedule_holds(db, clock, feed, jobs) -> None:
