@@ -255,6 +255,7 @@ async def _enter_jobs(
         role=role,
         deliver_interval=settings.deliver_interval,
         heartbeat_interval=settings.heartbeat_interval,
+        fast_poll_interval=settings.arxiv_fast_poll_interval,
     )
 
 

@@ -43,6 +43,8 @@ class StartupError(RuntimeError):
 
 # What Telegram accepts as a webhook's secret_token.
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+# The fastest ARXIV_FAST_POLL_INTERVAL accepted: a feed that changes once a day needs no more.
+MIN_FAST_POLL_INTERVAL = 30.0
 
 
 class Settings(BaseSettings):
@@ -164,6 +166,11 @@ class Settings(BaseSettings):
         default=3600.0, ge=0, validation_alias="ARXIV_MAX_RETRY_AFTER"
     )
     arxiv_poll_timeout: float = Field(default=900.0, gt=0, validation_alias="ARXIV_POLL_TIMEOUT")
+    # Seconds between the conditional GETs of the hour after arXiv's feed switches to a new
+    # listing (bot.arxiv.calendar.fast_window), until that listing is stored; 0: none.
+    arxiv_fast_poll_interval: float = Field(
+        default=90.0, ge=0, validation_alias="ARXIV_FAST_POLL_INTERVAL"
+    )
 
     @field_validator(
         "telegram_bot_token",
@@ -212,6 +219,16 @@ class Settings(BaseSettings):
         if not value:
             raise ValueError("ARXIV_CATEGORIES must name at least one category, e.g. cs.AI,cs.LG")
         return check_categories(value)
+
+    @field_validator("arxiv_fast_poll_interval")
+    @classmethod
+    def _fast_polls_stay_polite(cls, value: float) -> float:
+        if 0 < value < MIN_FAST_POLL_INTERVAL:
+            raise ValueError(
+                f"ARXIV_FAST_POLL_INTERVAL must be 0 (off) or at least"
+                f" {MIN_FAST_POLL_INTERVAL:g} seconds, to stay polite to arXiv"
+            )
+        return value
 
     @field_validator("log_level")
     @classmethod

@@ -2,8 +2,13 @@
 
 Poller duties (one process at a time: a PostgreSQL advisory lock decides which):
 - poll: on start-up, then Sunday to Thursday at 20:30, 21:30, 22:30 and 23:30 US
-  Eastern (arXiv announces at 20:00; the later runs catch a late feed and cost one
-  conditional GET each). Each run first fills any gap through OAI-PMH.
+  Eastern (arXiv announces at 20:00; each costs one conditional GET). Each run first
+  fills any gap through OAI-PMH. The feed itself only switches at midnight (below), so
+  these find the listing the night's fast polls stored.
+- poll-fast: arXiv's RSS feed switches to the new listing at 00:00 Eastern (Monday to
+  Friday); from then, for an hour, a conditional GET every `fast_poll_interval` seconds
+  (90) until that listing is stored, then none until the next switch. A tick while
+  another poll runs is skipped (one request in flight; the client spaces them).
 - momentum: after each poll, a heads-up to chats whose followed topic spikes.
 - digests: every minute, chats whose `next_digest_at` has come get their digest
   (found through that indexed column, never one job per chat).
@@ -29,12 +34,21 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 
-from bot.arxiv.calendar import ANNOUNCE_TIME, ANNOUNCE_WEEKDAYS, EASTERN, LATE_POLLS, POLL_DELAY
+from bot.arxiv.calendar import (
+    ANNOUNCE_TIME,
+    ANNOUNCE_WEEKDAYS,
+    EASTERN,
+    LATE_POLLS,
+    POLL_DELAY,
+    latest_fast_window,
+    next_fast_poll,
+)
 from bot.arxiv.parse import FeedError
 from bot.arxiv.responses import ArxivHTTPError
 from bot.log_json import log_context
@@ -63,6 +77,26 @@ def poll_trigger() -> CronTrigger:
 
 
 POLL_TRIGGER = poll_trigger()
+# The window's last tick (at its end) still polls when it fires up to this late.
+LATE_TICK = timedelta(minutes=1)
+
+
+class FastPollTrigger(BaseTrigger):
+    """Every `interval` inside arXiv's feed-switch window (`bot.arxiv.calendar.fast_window`),
+    never outside it."""
+
+    def __init__(self, interval: timedelta) -> None:
+        self.interval = interval
+
+    def get_next_fire_time(
+        self, previous_fire_time: datetime | None, now: datetime
+    ) -> datetime | None:
+        after = previous_fire_time + timedelta(microseconds=1) if previous_fire_time else now
+        return next_fast_poll(after, self.interval)
+
+    def __str__(self) -> str:
+        return f"every {self.interval.total_seconds():g} s in arXiv's feed-switch window"
+
 
 ROLES = ("all", "poller", "worker")
 
@@ -73,6 +107,11 @@ async def poll_job(poller: Poller) -> PollOutcome | None:
         await poller.catch_up()
     except (ArxivHTTPError, FeedError) as exc:
         log.warning("arxiv catch-up failed, retried at the next poll: %s", exc)
+    return await daily_poll(poller)
+
+
+async def daily_poll(poller: Poller) -> PollOutcome | None:
+    """One poll of the RSS feed; failures are logged, never raised."""
     try:
         outcome = await poller.poll_daily()
     except Exception:
@@ -115,12 +154,37 @@ class Jobs:
         self._poller = poller
         self._deliverer = deliverer
         self._clock = clock
+        self._polling = asyncio.Lock()  # one poll at a time, scheduled or fast
 
     @_stops_quietly
     async def poll(self) -> None:
         if self._poller is None or not await self._db.hold_poller_lock():
             return
-        await poll_job(self._poller)
+        async with self._polling:
+            await poll_job(self._poller)
+        await self._after_poll()
+
+    @_stops_quietly
+    async def fast_poll(self) -> None:
+        """A tick of the feed-switch window: poll unless the listing the window waits for
+        is stored, another poll is running, or the window is over (a late tick)."""
+        if self._poller is None or self._polling.locked():
+            return
+        now = self._clock()
+        start, end = latest_fast_window(now)
+        late = now - end > LATE_TICK  # a tick that fired long after its window (a misfire)
+        if now < start or late or await self._poller.has_listing(start.date()):
+            return
+        if not await self._db.hold_poller_lock():
+            return
+        async with self._polling:  # the catch-up is the scheduled polls' work, not this
+            outcome = await daily_poll(self._poller)
+        if outcome is not None and outcome.status == "stored" and outcome.new:
+            await self._after_poll()
+
+    async def _after_poll(self) -> None:
+        """Spike heads-ups, then the new alerts out at once (workers also look every
+        `deliver_interval`)."""
         if self._catalog is not None:
             try:
                 await check_spikes(self._db.uow, self._catalog, self._clock())
@@ -163,7 +227,7 @@ class Jobs:
 # Jobs whose runs may outlast their interval as a matter of course (a long delivery
 # round, a heartbeat held up by a busy database): the ticks skipped meanwhile are not
 # news. A skipped poll or digest tick is, and stays in the log.
-_OVERLAP_EXPECTED = frozenset({"deliver", "heartbeat"})
+_OVERLAP_EXPECTED = frozenset({"deliver", "heartbeat", "poll-fast"})
 
 
 class _OverlapIsExpected(logging.Filter):
@@ -187,6 +251,7 @@ def build_scheduler(
     deliver_interval: float = 10.0,
     heartbeat_interval: float = 5.0,
     poll_on_start: bool = True,
+    fast_poll_interval: float = 90.0,
 ) -> AsyncIOScheduler:
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
@@ -197,6 +262,9 @@ def build_scheduler(
     )
     if role in ("all", "poller"):
         scheduler.add_job(jobs.poll, POLL_TRIGGER, id="poll")
+        if fast_poll_interval > 0:
+            fast = FastPollTrigger(timedelta(seconds=fast_poll_interval))
+            scheduler.add_job(jobs.fast_poll, fast, id="poll-fast")
         scheduler.add_job(jobs.digests, "interval", seconds=60, id="digests")
         if poll_on_start:
             scheduler.add_job(jobs.poll, "date", run_date=datetime.now(UTC), id="poll-on-start")

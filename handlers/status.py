@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, datetime
 
-from bot.arxiv.calendar import POLL_DELAY, listing_date, next_announcement
+from bot.arxiv.calendar import fast_window, listing_date, next_announcement
 from bot.domain import Command, PollState, Reply
 from handlers.base import Context
 
@@ -50,8 +50,9 @@ def describe(
     upcoming = next_announcement(now)
     lines.append(
         f"Next arXiv announcement expected {_when(upcoming)} (the listing of "
-        f"{_day(listing_date(upcoming))}); checked about {int(POLL_DELAY.total_seconds() // 60)} "
-        "minutes later. arXiv does not announce on Friday and Saturday evenings or on its holidays."
+        f"{_day(listing_date(upcoming))}); arXiv's feed brings it at "
+        f"{_when(fast_window(upcoming)[0])}, and it is checked every minute or two from then. "
+        "arXiv does not announce on Friday and Saturday evenings or on its holidays."
     )
     if sample_only:
         lines.append(

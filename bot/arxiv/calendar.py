@@ -3,6 +3,13 @@
 arXiv announces new submissions Sunday to Thursday at 20:00 US Eastern time (so the
 listings dated Monday to Friday), and not on its holidays. A weekend without a
 mailing is normal, not a fault. Pure functions; time zones through zoneinfo.
+
+The RSS feed follows later: arXiv's feed service (github.com/arXiv/arxiv-feed,
+`get_arxiv_midnight`) serves the updates dated with today's date in New York, and tells
+caches to keep a feed until the next midnight there. So the listing announced at 20:00
+reaches the feed at 00:00 Eastern on its listing date (info.arxiv.org/help/rss: "updated
+daily at midnight"). `fast_window` is the hour from then in which the bot polls every
+minute or two until the listing is stored.
 """
 
 from __future__ import annotations
@@ -19,6 +26,10 @@ ANNOUNCE_WEEKDAYS = frozenset({6, 0, 1, 2, 3})  # Sunday..Thursday (Monday is 0)
 # times an hour apart, for a feed that is late (each costs one conditional GET).
 POLL_DELAY = timedelta(minutes=30)
 LATE_POLLS = 3
+# The feed switches to a listing at 00:00 Eastern on its date; the fast polls run from
+# then for FAST_WINDOW (a switch later than that is caught by the next day's polls).
+FEED_SWITCH = time(0, 0)
+FAST_WINDOW = timedelta(hours=1)
 
 
 def announcements_after(
@@ -87,3 +98,42 @@ def _cutoff_for(announcement: datetime) -> datetime:
     if day.weekday() == 6:  # Sunday's announcement closes at Friday's cut-off
         day -= timedelta(days=2)
     return datetime.combine(day, SUBMISSION_CUTOFF, tzinfo=EASTERN)
+
+
+def fast_window(moment: datetime, holidays: Collection[date] = ()) -> tuple[datetime, datetime]:
+    """The fast-polling window (start, end) that holds `moment`, or else the next one.
+
+    It opens when arXiv's feed switches to a listing (FEED_SWITCH on the listing date,
+    Eastern) and lasts FAST_WINDOW; the listing it waits for is dated `start.date()`.
+    """
+    local = moment.astimezone(EASTERN)
+    since = local - FAST_WINDOW - timedelta(days=1)
+    for announcement in announcements_after(since, holidays, limit=16):
+        start = datetime.combine(listing_date(announcement), FEED_SWITCH, tzinfo=EASTERN)
+        if local < start + FAST_WINDOW:
+            return start, start + FAST_WINDOW
+    raise AssertionError("unreachable: 16 announcements reach past any moment")
+
+
+def latest_fast_window(
+    moment: datetime, holidays: Collection[date] = ()
+) -> tuple[datetime, datetime]:
+    """The fast-polling window that opened last at or before `moment` (it may be over)."""
+    local = moment.astimezone(EASTERN)
+    window = fast_window(local - timedelta(days=7), holidays)
+    while (following := fast_window(window[1], holidays))[0] <= local:
+        window = following
+    return window
+
+
+def next_fast_poll(
+    after: datetime, interval: timedelta, holidays: Collection[date] = ()
+) -> datetime:
+    """The first fast poll at or after `after`: the window's start, then every `interval`
+    while the window lasts, and its end (so a switch late in the window is caught too);
+    past that, the next window's start."""
+    start, end = fast_window(after, holidays)
+    if after <= start:
+        return start
+    steps = -(-(after - start) // interval)  # ceiling division of timedeltas
+    return min(start + steps * interval, end)

@@ -135,12 +135,17 @@ class Poller:
             self.rss_source, "stored", feed.announced, len(result.new), len(result.updated)
         )
 
+    async def has_listing(self, day: date) -> bool:
+        """Whether the daily listing dated `day`, or a later one, is stored."""
+        state = await self._state(self.rss_source)
+        return state.last_announced is not None and state.last_announced >= day
+
     async def _store_listing(
         self, state: PollState, etag: str | None, last_modified: str | None, feed: Feed
     ) -> IngestResult:
         """Store a daily listing and advance the RSS watermark in one transaction."""
         async with self._uow() as uow:
-            result = await store(uow, feed.papers, self._catalog)
+            result = await store(uow, feed.papers, self._catalog, self._clock())
             same_day = feed.announced is not None and feed.announced == state.last_announced
             await uow.poll_state.save(
                 replace(

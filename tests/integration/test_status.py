@@ -25,6 +25,7 @@ async def test_status_on_a_fresh_install(ctx: Context) -> None:
     assert "No arXiv announcement has been stored yet." in text
     assert "Next arXiv announcement expected Sun 27 Sep 2026 20:00 EDT" in text
     assert "the listing of Mon 28 Sep 2026" in text
+    assert "arXiv's feed brings it at Mon 28 Sep 2026 00:00 EDT" in text
     assert "Papers in the index: 0." in text
 
 

@@ -9,6 +9,8 @@ import pytest
 from bot.arxiv.calendar import (
     EASTERN,
     estimated_listing_date,
+    fast_window,
+    latest_fast_window,
     listing_date,
     next_announcement,
     previous_announcement,
@@ -66,3 +68,29 @@ def test_listing_dates_and_previous_announcement() -> None:
 )
 def test_estimated_listing_date(submitted: datetime, listed: date) -> None:
     assert estimated_listing_date(submitted) == listed
+
+
+@pytest.mark.parametrize(
+    ("now", "start"),
+    [
+        (et(2026, 9, 22, 0, 30), et(2026, 9, 22, 0, 0)),  # inside Tuesday's window
+        (et(2026, 9, 21, 20, 5), et(2026, 9, 22, 0, 0)),  # announced; the feed follows at 00:00
+        (et(2026, 9, 25, 1, 0), et(2026, 9, 28, 0, 0)),  # Friday's window over -> Monday's
+        (et(2026, 9, 26, 12, 0), et(2026, 9, 28, 0, 0)),  # Saturday: nothing until Monday
+    ],
+)
+def test_fast_window_opens_when_the_feed_switches(now: datetime, start: datetime) -> None:
+    assert fast_window(now) == (start, et(start.year, start.month, start.day, 1, 0))
+
+
+@pytest.mark.parametrize(
+    ("now", "start"),
+    [
+        (et(2026, 9, 22, 0, 30), et(2026, 9, 22, 0, 0)),  # inside it
+        (et(2026, 9, 22, 1, 0, 5), et(2026, 9, 22, 0, 0)),  # just over
+        (et(2026, 9, 21, 23, 59), et(2026, 9, 21, 0, 0)),  # the day before's, long over
+        (et(2026, 9, 27, 12, 0), et(2026, 9, 25, 0, 0)),  # Sunday: Friday's
+    ],
+)
+def test_latest_fast_window_is_the_one_opened_last(now: datetime, start: datetime) -> None:
+    assert latest_fast_window(now)[0] == start

@@ -24,6 +24,7 @@ def test_defaults() -> None:
     assert settings.database_url.endswith("paperwatch.db")
     assert settings.arxiv_categories == DEFAULT_CATEGORIES
     assert settings.arxiv_min_request_interval == 3.0
+    assert settings.arxiv_fast_poll_interval == 90.0
     assert settings.telegram_api_base_url == "https://api.telegram.org/bot"
     assert settings.slack_api_url == "https://slack.com/api/"
     assert not settings.telegram_enabled and not settings.slack_enabled
@@ -42,6 +43,8 @@ def test_categories_are_split(monkeypatch: pytest.MonkeyPatch, raw: str) -> None
         ("PAPERWATCH_LOG_LEVEL", "LOUD"),
         ("PAPERWATCH_LOG_FORMAT", "xml"),
         ("ARXIV_MIN_REQUEST_INTERVAL", "-1"),
+        ("ARXIV_FAST_POLL_INTERVAL", "5"),
+        ("ARXIV_FAST_POLL_INTERVAL", "-1"),
         ("TELEGRAM_WEBHOOK_PORT", "70000"),
     ],
 )

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.arxiv.calendar import POLL_DELAY, announcements_after
-from bot.scheduler import POLL_TRIGGER, Jobs, build_scheduler
+from bot.arxiv.calendar import EASTERN, POLL_DELAY, announcements_after, listing_date
+from bot.scheduler import POLL_TRIGGER, ROLES, FastPollTrigger, Jobs, build_scheduler
 
 
 class SlowDrain:
@@ -112,3 +112,36 @@ def test_the_poll_runs_after_each_announcement_and_three_times_more_an_hour_apar
         fired.append(moment)
         moment += timedelta(seconds=1)
     assert fired == expected
+
+
+def test_fast_polls_run_every_interval_in_the_hour_after_each_feed_switch() -> None:
+    """From 00:00 Eastern on each listing date (Monday to Friday, across the end of daylight
+    saving), every 90 s for an hour, its end included; never on a weekend or outside it."""
+    trigger = FastPollTrigger(timedelta(seconds=90))
+    start = datetime(2026, 10, 27, 12, 0, tzinfo=UTC)  # a Tuesday; DST ends Sunday 1 Nov
+    switches = [
+        datetime.combine(listing_date(a), datetime.min.time(), tzinfo=EASTERN)
+        for a in announcements_after(start, limit=6)
+    ]
+    expected = [s + timedelta(seconds=90 * k) for s in switches for k in range(41)]
+    fired: list[datetime] = []
+    previous = None
+    while len(fired) < len(expected):
+        previous = trigger.get_next_fire_time(previous, previous or start)
+        fired.append(previous)
+    assert fired == expected
+    assert {moment.astimezone(EASTERN).weekday() for moment in fired} == {0, 1, 2, 3, 4}
+    assert {moment.astimezone(UTC).hour for moment in fired} == {4, 5, 6}  # EDT, then EST
+    # An interval that does not divide the hour still ends on the window's end.
+    odd = FastPollTrigger(timedelta(seconds=100))
+    last = odd.get_next_fire_time(switches[0] + timedelta(seconds=3500), start)
+    assert last == switches[0] + timedelta(hours=1)
+
+
+def test_the_fast_polls_are_a_job_of_pollers_only_and_can_be_turned_off() -> None:
+    jobs = Jobs(None, None, None)  # type: ignore[arg-type]
+    ids = {r: {j.id for j in build_scheduler(jobs, role=r).get_jobs()} for r in ROLES}
+    assert "poll-fast" in ids["all"] and "poll-fast" in ids["poller"]
+    assert "poll-fast" not in ids["worker"]
+    off = build_scheduler(jobs, role="all", fast_poll_interval=0).get_jobs()
+    assert "poll-fast" not in {j.id for j in off}
