@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bot.domain import Paper
-from bot.topics import document
-from bot.topics.document import Document, Program
+from bot.topics import document, programs
+from bot.topics.document import Document
+from bot.topics.programs import Program
 
 __all__ = [
     "CATALOG_LIMITS",
@@ -188,17 +189,17 @@ def compile_node(node: Node) -> Program:
     """The closure `(doc, why) -> bool` evaluating `node` (see `bot.topics.document`)."""
     if isinstance(node, Term):
         where = None if node.scope is Scope.CATEGORY else _FIELDS[node.scope]
-        return document.term_program(where, node.keys, node.prefix, node.label)
+        return programs.term_program(where, node.keys, node.prefix, node.label)
     if isinstance(node, Not):
-        return document.none_of(compile_node(node.child))
+        return programs.none_of(compile_node(node.child))
     parts = tuple(map(compile_node, node.children))
     if isinstance(node, And):
-        return document.all_of(parts)
-    return document.any_of(parts, tuple(map(_gate, node.children)))
+        return programs.all_of(parts)
+    return programs.any_of(parts, tuple(map(_gate, node.children)))
 
 
-def _gate(node: Node) -> document.Gate:
-    """A word `node` cannot match without (see `document.any_of`): a plain word (which is
+def _gate(node: Node) -> programs.Gate:
+    """A word `node` cannot match without (see `programs.any_of`): a plain word (which is
     then all it asks) or a phrase's longest word, in its field; for AND, the first such
     word of a part."""
     if isinstance(node, Term):

@@ -28,7 +28,8 @@ from functools import cache
 from importlib import resources
 
 from bot.domain import Paper, Topic
-from bot.topics.document import AUTHORS, TEXT, Document, Program
+from bot.topics.document import AUTHORS, TEXT, Document
+from bot.topics.programs import Program
 from bot.topics.query import parse_query
 from bot.topics.query_tree import CATALOG_LIMITS, MIN_PREFIX, And, Node, Not, Query, Scope, Term
 

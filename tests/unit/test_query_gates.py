@@ -1,6 +1,6 @@
 """A compiled query gives what a plain reading of its syntax tree gives.
 
-`any_of` narrows a long OR to the parts whose word the paper has (`query_tree._gate`). That
+`programs.any_of` narrows a long OR to the parts whose word the paper has (`query_tree._gate`). That
 shortcut must never change a match or its "why" (the labels and their order), so random
 queries mixing every kind of term are compared with a slow evaluator written from the
 language's meaning alone.
@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from bot.topics import document
+from bot.topics import document, programs
 from bot.topics.document import Document
 from bot.topics.query import parse_query
 from bot.topics.query_tree import CATALOG_LIMITS, And, Node, Not, Or, Scope, Term
@@ -41,7 +41,7 @@ def reference(node: Node, doc: Document, why: list[str]) -> bool:
     forgets what its parts recorded, NOT records nothing."""
     if isinstance(node, Term):
         field = None if node.scope is Scope.CATEGORY else FIELDS[node.scope]
-        if document.term_test(field, node.keys, node.prefix)(doc):
+        if programs.term_test(field, node.keys, node.prefix)(doc):
             why.append(node.label)
             return True
         return False
@@ -99,7 +99,7 @@ def test_compiled_queries_match_and_explain_like_the_plain_reading(seed: int) ->
 def test_a_long_or_runs_only_the_parts_whose_word_the_paper_has() -> None:
     ran: list[int] = []
 
-    def part(i: int) -> document.Program:
+    def part(i: int) -> programs.Program:
         def run(doc: Document, why: list[str]) -> bool:
             ran.append(i)
             return False
@@ -112,6 +112,6 @@ def test_a_long_or_runs_only_the_parts_whose_word_the_paper_has() -> None:
         (document.TITLE, "memory", None),
         (document.TEXT, "web", None),
     )
-    program = document.any_of(tuple(part(i) for i in range(4)), gates)
+    program = programs.any_of(tuple(part(i) for i in range(4)), gates)
     program(Document("memory for agents", "no such words"), [])
     assert ran == [0, 1, 2]  # part 3 needs "web"; part 1 has no gate and always runs
