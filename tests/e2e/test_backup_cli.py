@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from bot.cli import main
 from bot.domain import ChatRef, Platform
 from storage.database import Database
 from tests.conftest import REQUIRE_PG, require_postgres
@@ -23,6 +24,25 @@ from tests.support.live_writer import LiveWriter, head_revision, restore
 from tests.support.postgres import create_database, drop_database
 
 LINE = re.compile(r"backed up to (?P<path>.+): (?P<size>[\d,]+) bytes, schema at revision (\S+)")
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """`paperwatch ARGS` run in-process (`bot.cli.main`), answered like `subprocess.run`:
+    a process start costs seconds, and only two tests here need a process of its own."""
+
+    def run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        with monkeypatch.context() as patch:
+            patch.chdir(cwd)
+            for name, value in env.items():
+                patch.setenv(name, value)
+            patch.setenv("PAPERWATCH_LOG_LEVEL", "WARNING")
+            capsys.readouterr()
+            code = main(list(args))
+            out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
+    return run
 
 
 async def migrated(path: Path) -> str:
@@ -63,24 +83,24 @@ def test_backup_of_a_live_database_restores_with_nothing_lost(tmp_path: Path) ->
     assert not list(target.parent.glob(".*.part"))  # no temporary file left behind
 
 
-def test_an_existing_file_is_replaced_only_with_force(tmp_path: Path) -> None:
+def test_an_existing_file_is_replaced_only_with_force(cli, tmp_path: Path) -> None:
     env = {"PAPERWATCH_DATABASE_URL": asyncio.run(migrated(tmp_path / "pw.db"))}
     target = tmp_path / "old-backup.db"
     target.write_text("an older backup")
 
-    refused = paperwatch("db", "backup", str(target), cwd=tmp_path, env=env)
+    refused = cli("db", "backup", str(target), cwd=tmp_path, env=env)
     assert refused.returncode == 2
     assert refused.stderr == f"paperwatch: {target} exists: add --force to replace it\n"
     assert target.read_text() == "an older backup"
 
-    forced = paperwatch("db", "backup", str(target), "--force", cwd=tmp_path, env=env)
+    forced = cli("db", "backup", str(target), "--force", cwd=tmp_path, env=env)
     assert forced.returncode == 0, forced.stderr
     assert LINE.fullmatch(forced.stdout.strip())
     assert target.read_bytes().startswith(b"SQLite format 3\0")
 
     # A write-ahead log beside PATH would be applied to the new copy: a database in use.
     Path(f"{target}-wal").write_bytes(b"")
-    in_use = paperwatch("db", "backup", str(target), "--force", cwd=tmp_path, env=env)
+    in_use = cli("db", "backup", str(target), "--force", cwd=tmp_path, env=env)
     _one_line(in_use, f"{target} is in use as a database ({target}-wal exists)")
 
 
@@ -93,17 +113,17 @@ def test_an_existing_file_is_replaced_only_with_force(tmp_path: Path) -> None:
         ("{tmp}/pw.db", "{tmp}/pw.db is the database itself"),
     ],
 )
-def test_a_bad_path_is_one_clear_line(tmp_path: Path, where: str, message: str) -> None:
+def test_a_bad_path_is_one_clear_line(cli, tmp_path: Path, where: str, message: str) -> None:
     env = {"PAPERWATCH_DATABASE_URL": asyncio.run(migrated(tmp_path / "pw.db"))}
     target = where.format(tmp=tmp_path)
-    result = paperwatch("db", "backup", target, "--force", cwd=tmp_path, env=env)
+    result = cli("db", "backup", target, "--force", cwd=tmp_path, env=env)
     _one_line(result, message.format(tmp=tmp_path))
 
 
-def test_a_missing_database_is_one_clear_line_and_stays_missing(tmp_path: Path) -> None:
+def test_a_missing_database_is_one_clear_line_and_stays_missing(cli, tmp_path: Path) -> None:
     missing = tmp_path / "never-created.db"
     env = {"PAPERWATCH_DATABASE_URL": f"sqlite+aiosqlite:///{missing}"}
-    result = paperwatch("db", "backup", str(tmp_path / "b.db"), cwd=tmp_path, env=env)
+    result = cli("db", "backup", str(tmp_path / "b.db"), cwd=tmp_path, env=env)
     _one_line(result, f"no database at {missing}")
     assert not missing.exists() and not (tmp_path / "b.db").exists()
 
@@ -115,11 +135,9 @@ def _one_line(result: subprocess.CompletedProcess[str], message: str) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_postgres_prints_the_pg_dump_command_never_the_password(tmp_path: Path) -> None:
+def test_postgres_prints_the_pg_dump_command_never_the_password(cli, tmp_path: Path) -> None:
     url = "postgresql+asyncpg://paperwatch:Sup3r-s3cret@db.internal:6543/alerts?ssl=require"
-    result = paperwatch(
-        "db", "backup", "nightly.dump", cwd=tmp_path, env={"PAPERWATCH_DATABASE_URL": url}
-    )
+    result = cli("db", "backup", "nightly.dump", cwd=tmp_path, env={"PAPERWATCH_DATABASE_URL": url})
     assert result.returncode == 0, result.stderr
     assert "Sup3r-s3cret" not in result.stdout + result.stderr
     assert result.stdout.splitlines()[-1] == (
@@ -197,20 +215,20 @@ async def _chat_and_revision(url: str) -> tuple[int, str | None]:
         await db.dispose()
 
 
-def test_downgrade_then_an_older_schema_is_upgraded_again(tmp_path: Path) -> None:
+def test_downgrade_then_an_older_schema_is_upgraded_again(cli, tmp_path: Path) -> None:
     """`db downgrade` (what to run before installing an older version), and the start of
     a version older than the schema: one line that says what to do, no traceback."""
     env = {"PAPERWATCH_DATABASE_URL": asyncio.run(migrated(tmp_path / "pw.db"))}
-    down = paperwatch("db", "downgrade", "0009", cwd=tmp_path, env=env)
+    down = cli("db", "downgrade", "0009", cwd=tmp_path, env=env)
     assert down.returncode == 0, down.stderr
     assert down.stdout == "database schema at revision 0009\n"
-    up = paperwatch("db", "upgrade", cwd=tmp_path, env=env)
+    up = cli("db", "upgrade", cwd=tmp_path, env=env)
     assert up.stdout == f"database schema at revision {head_revision()}\n", up.stderr
 
-    unknown = paperwatch("db", "downgrade", "0042", cwd=tmp_path, env=env)
+    unknown = cli("db", "downgrade", "0042", cwd=tmp_path, env=env)
     _one_line(unknown, "cannot downgrade the database schema: Can't locate revision")
     with contextlib.closing(sqlite3.connect(tmp_path / "pw.db")) as conn, conn:
         conn.execute("UPDATE alembic_version SET version_num = '0999'")  # a newer version's
-    newer = paperwatch("db", "upgrade", cwd=tmp_path, env=env)
+    newer = cli("db", "upgrade", cwd=tmp_path, env=env)
     _one_line(newer, "the database schema is newer than this paperwatch")
     assert "install the version that migrated it, or restore a backup" in newer.stderr
