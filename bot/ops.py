@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -77,7 +78,7 @@ async def serving(checks: Checks, host: str, port: int) -> AsyncIterator[int]:
         await site.start()
     except OSError as exc:
         await runner.cleanup()
-        reason = exc.strerror or str(exc)
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)  # "Address already in use"
         raise StartupError(
             f"cannot serve the ops endpoint on {host}:{port} ({reason}); set"
             " PAPERWATCH_OPS_PORT to a free port, or unset it to turn the endpoint off"

@@ -102,4 +102,4 @@ def test_a_taken_port_is_one_clear_line(tmp_path: Path, closed_port: int) -> Non
     assert "Traceback" not in result.stderr
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"paperwatch: cannot serve the ops endpoint on 127.0.0.1:{port} (")
-    assert "PAPERWATCH_OPS_PORT" in line
+    assert "(Address already in use)" in line and "PAPERWATCH_OPS_PORT" in line
