@@ -43,7 +43,12 @@ class Metrics:
     """The metrics of one process, in a registry of its own."""
 
     def __init__(self) -> None:
-        self.registry = registry = CollectorRegistry(auto_describe=True)
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._define_indexing(self.registry)
+        self._define_delivery(self.registry)
+
+    def _define_indexing(self, registry: CollectorRegistry) -> None:
+        """Polling arXiv and tagging what it brings."""
         self.last_poll = Gauge(
             "paperwatch_last_successful_poll_timestamp_seconds",
             "When arXiv's feed was last read without error (unix seconds)",
@@ -61,6 +66,15 @@ class Metrics:
             ["source", "kind"],
             registry=registry,
         )
+        self.tagging = Histogram(
+            "paperwatch_tagging_seconds",
+            "Time to tag one stored listing (or page of a harvest) with the catalog and queries",
+            buckets=TAGGING_BUCKETS,
+            registry=registry,
+        )
+
+    def _define_delivery(self, registry: CollectorRegistry) -> None:
+        """The outbox, its sends, and the processes sharing them."""
         self.outbox_rows = Gauge(
             "paperwatch_outbox_rows",
             "Outbox rows by status, read from the database at each scrape",
@@ -96,12 +110,6 @@ class Metrics:
             "paperwatch_processes",
             "Live paperwatch processes sharing the database, by role (at this one's last beat)",
             ["role"],
-            registry=registry,
-        )
-        self.tagging = Histogram(
-            "paperwatch_tagging_seconds",
-            "Time to tag one stored listing (or page of a harvest) with the catalog and queries",
-            buckets=TAGGING_BUCKETS,
             registry=registry,
         )
 
