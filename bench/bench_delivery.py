@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.bench_delivery [--phase all|a|b|c]
         [--chats 60] [--per-chat 10] [--groups 10] [--per-group 22]
-        [--fast-chats 200] [--fast-per-chat 10] [--rounds 3] [--profile] [--workers 2]
+        [--fast-chats 200] [--fast-per-chat 10] [--rounds 3] [--profile] [--ops] [--workers 2]
 
 Alerts are queued on a fresh SQLite file (instant chats following one topic, new papers
 stored with `bot.services.ingest.store`), then a `Deliverer` drains them through a
@@ -26,7 +26,9 @@ sent. Also reported: messages/s delivered (wall time from the start of delivery 
 last message the fake accepted) and the fake's CPU per message. Each of `--rounds`
 rounds starts afresh; the figures are the rounds' medians, because this machine's speed
 drifts by a third from one minute to the next. Goal: <= 2 ms/message (>= 500
-messages/s per process).
+messages/s per process). With `--ops` the ops endpoint (`bot.ops`) serves the
+deliverer's metrics meanwhile, and a scraper in another process reads /metrics,
+/healthz and /readyz every second: its cost to the bot is the difference.
 
 Phase C (several processes): `--workers` `paperwatch run --role worker` processes on
 one fresh PostgreSQL database (`PAPERWATCH_TEST_POSTGRES_URL`, skipped when it cannot
@@ -92,6 +94,11 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3, help="B: rounds (median reported)")
     parser.add_argument("--profile", action="store_true", help="cProfile phase B")
+    parser.add_argument(
+        "--ops",
+        action="store_true",
+        help="B: serve the ops endpoint, scraped every second by another process",
+    )
     parser.add_argument("--verbose", action="store_true", help="show the bot's log")
     args = parser.parse_args()
     args.all_cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()

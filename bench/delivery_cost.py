@@ -93,6 +93,7 @@ async def round_b(
     give_up_after: float,
     profile: cProfile.Profile | None,
     fake_cores: set[int],
+    ops: bool = False,
 ) -> dict[str, Any]:
     """One drain of `chats` x `per_chat` alerts on a fresh database and a fresh fake."""
     chat_ids = [2000 + n for n in range(chats)]
@@ -106,6 +107,7 @@ async def round_b(
             unlimited=True,
             give_up_after=give_up_after,
             profile=profile,
+            ops=ops,
         )
         after = fake.figures()
     finally:
@@ -131,12 +133,18 @@ async def phase_b(args: argparse.Namespace, profile: cProfile.Profile | None) ->
     for _ in range(args.rounds):
         rounds.append(
             await round_b(
-                args.fast_chats, args.fast_per_chat, args.give_up_after, profile, args.fake_cores
+                args.fast_chats,
+                args.fast_per_chat,
+                args.give_up_after,
+                profile,
+                args.fake_cores,
+                args.ops,
             )
         )
     bot_ms = statistics.median(r["bot_ms_per_message"] for r in rounds)
     return {
         "chats": args.fast_chats,
+        "ops": args.ops,
         "messages": sum(r["messages"] for r in rounds),
         "sent": sum(r["sent"] for r in rounds),
         "complete": all(r["complete"] for r in rounds),

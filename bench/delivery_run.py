@@ -10,8 +10,13 @@ API at `base_url`. The limits below are Telegram's, which the fake enforces when
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import cProfile
+import functools
+import subprocess
+import sys
 import time
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -21,12 +26,15 @@ from bench.harness import fresh_database
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.config import Settings
 from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
+from bot.metrics import Metrics
+from bot.ops import Checks, serving
 from bot.services.deliver import Deliverer
 from bot.services.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.registry import REGISTRY
 from storage.database import Database
+from storage.readiness import Readiness
 
 TOKEN = "123456:BENCH-token"
 GLOBAL_PER_S = 30.0
@@ -84,6 +92,43 @@ def settings_for(base_url: str, url: str, *, unlimited: bool) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
+# A scraper in a process of its own (its CPU is not the bot's), as Prometheus would be;
+# every second, ten times as often as a usual 10-15 s scrape interval.
+SCRAPER = """
+import sys, time, urllib.request
+while True:
+    for path in ("/metrics", "/healthz", "/readyz"):
+        urllib.request.urlopen(sys.argv[1] + path, timeout=10).read()
+    time.sleep(1.0)
+"""
+
+
+@contextlib.contextmanager
+def scraping(port: int) -> Iterator[None]:
+    child = subprocess.Popen([sys.executable, "-c", SCRAPER, f"http://127.0.0.1:{port}"])
+    try:
+        yield
+    finally:
+        child.kill()
+        child.wait()
+
+
+@contextlib.asynccontextmanager
+async def ops_served(db: Database, metrics: Metrics, on: bool) -> AsyncIterator[None]:
+    """With `on`, the ops endpoint serves the deliverer's metrics and a scraper reads them."""
+    if not on:
+        yield
+        return
+    checks = Checks(
+        live=lambda: None,
+        ready=Readiness(db).problem,
+        metrics=functools.partial(metrics.exposition, db.uow),
+    )
+    async with serving(checks, "127.0.0.1", 0) as port:
+        with scraping(port):
+            yield
+
+
 @dataclass(slots=True)
 class Run:
     """What one delivery run did, seen from the bot's side."""
@@ -103,10 +148,12 @@ async def deliver(
     unlimited: bool,
     give_up_after: float,
     profile: cProfile.Profile | None = None,
+    ops: bool = False,
 ) -> Run:
-    """Queue alerts on a fresh SQLite file and drain them through the real messenger."""
+    """Queue alerts on a fresh SQLite file and drain them through the real messenger
+    (with `ops`, while the ops endpoint serves its metrics to a scraper)."""
     catalog = load_catalog()
-    async with fresh_database("sqlite", "pw_delivery") as url:
+    async with fresh_database("sqlite", "pw_delivery") as url, contextlib.AsyncExitStack() as stack:
         rows = await queue_alerts(url, chat_ids, papers, catalog)  # one per chat
         db = Database(url)
         adapter = TelegramAdapter(
@@ -115,10 +162,12 @@ async def deliver(
             Context(uow=db.uow, catalog=catalog),
         )
         await adapter.start(receive_updates=False)
-        deliverer = Deliverer(db.uow, {"telegram": adapter.messenger}, catalog)
+        metrics = Metrics()
+        deliverer = Deliverer(db.uow, {"telegram": adapter.messenger}, catalog, metrics=metrics)
         complete = False
         outbox: dict[str, int] = {}
         try:
+            await stack.enter_async_context(ops_served(db, metrics, ops))
             if profile is not None:
                 profile.enable()
             cpu, started = time.process_time(), time.monotonic()
@@ -135,6 +184,7 @@ async def deliver(
         finally:
             if profile is not None:
                 profile.disable()
+            await stack.aclose()
             await adapter.stop()
             await db.dispose()
     return Run(len(chat_ids) * papers, started, cpu, complete, outbox)

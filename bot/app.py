@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 import sys
@@ -27,8 +28,9 @@ from bot.adapters.console import LOG_FILE, ConsoleMessenger, run_console
 from bot.arxiv.client import ArxivClient
 from bot.config import Settings, StartupError
 from bot.log_secrets import logging_to_file
+from bot.metrics import Metrics
 from bot.ports import Messenger
-from bot.scheduler import Jobs, build_scheduler
+from bot.scheduler import Jobs, Liveness, build_scheduler
 from bot.services.deliver import Deliverer
 from bot.services.ingest import load_sample_if_empty
 from bot.services.peers import Peers, Share
@@ -40,6 +42,7 @@ from handlers.rate_limit import CommandRateLimit
 from handlers.registry import REGISTRY
 from storage.database import Database
 from storage.politeness import DatabaseRequestStamp
+from storage.readiness import Readiness
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +88,9 @@ def open_catalog(path: Path | None = None) -> Catalog:
     return catalog
 
 
-def build_poller(settings: Settings, db: Database, catalog: Catalog) -> Poller:
+def build_poller(
+    settings: Settings, db: Database, catalog: Catalog, metrics: Metrics | None = None
+) -> Poller:
     return Poller(
         ArxivClient(settings, stamp=DatabaseRequestStamp(db.uow)),
         db.uow,
@@ -93,6 +98,7 @@ def build_poller(settings: Settings, db: Database, catalog: Catalog) -> Poller:
         oai_url=settings.arxiv_oai_url,
         catalog=catalog,
         timeout=settings.arxiv_poll_timeout,
+        metrics=metrics,
     )
 
 
@@ -117,6 +123,28 @@ async def started(adapter: Adapter, *, receive_updates: bool) -> AsyncIterator[A
         yield adapter
     finally:
         await adapter.stop()
+
+
+@contextlib.asynccontextmanager
+async def ops_endpoint(
+    settings: Settings, db: Database, scheduler: AsyncIOScheduler, metrics: Metrics
+) -> AsyncIterator[int | None]:
+    """The ops endpoint (`bot.ops`) on its port while the bot runs, when
+    PAPERWATCH_OPS_PORT is set (yields the port); nothing at all otherwise."""
+    if settings.ops_port is None:
+        yield None
+        return
+    from bot.ops import Checks, serving  # aiohttp only where the endpoint is on
+
+    stale = settings.ops_stale_after
+    liveness = Liveness(scheduler, stale_after=stale, bounds={"heartbeat": stale})
+    checks = Checks(
+        live=liveness.problem,
+        ready=Readiness(db).problem,
+        metrics=functools.partial(metrics.exposition, db.uow),
+    )
+    async with serving(checks, settings.ops_host, settings.ops_port) as port:
+        yield port
 
 
 @contextlib.asynccontextmanager
@@ -175,6 +203,7 @@ def build_deliverer(
     messengers: dict[str, Messenger],
     catalog: Catalog,
     process_id: str,
+    metrics: Metrics | None = None,
 ) -> Deliverer:
     return Deliverer(
         db.uow,
@@ -183,6 +212,7 @@ def build_deliverer(
         lease=timedelta(seconds=settings.delivery_lease),
         give_up_after=timedelta(seconds=settings.delivery_give_up_after),
         process_id=process_id,
+        metrics=metrics,
     )
 
 
@@ -193,6 +223,7 @@ def build_peers(
     process_id: str,
     deliverer: Deliverer | None,
     adapters: dict[str, Adapter],
+    metrics: Metrics | None = None,
 ) -> Peers:
     """This process among the live ones; each heartbeat's share of the work sets the
     deliverer's slot and Telegram's rate."""
@@ -211,6 +242,7 @@ def build_peers(
         overall=settings.telegram_messages_per_second,
         on_share=take,
         process_id=process_id,
+        metrics=metrics,
     )
 
 
@@ -234,21 +266,22 @@ async def _enter_jobs(
     role: str,
     adapters: dict[str, Adapter],
     messengers: dict[str, Messenger],
+    metrics: Metrics,
 ) -> AsyncIOScheduler:
     """The services this role runs (deliverer, peers, poller), entered on `stack`, and
     the scheduler of their jobs, built but not yet started."""
     process_id = uuid.uuid4().hex  # in the processes table, and on each claim it makes
     deliverer = (
-        build_deliverer(settings, db, messengers, catalog, process_id)
+        build_deliverer(settings, db, messengers, catalog, process_id, metrics)
         if role in ("all", "worker")
         else None
     )
-    peers = build_peers(settings, db, role, process_id, deliverer, adapters)
+    peers = build_peers(settings, db, role, process_id, deliverer, adapters, metrics)
     await stack.enter_async_context(registered(peers))
     poller = None
     if role in ("all", "poller"):
         poller = await stack.enter_async_context(
-            contextlib.aclosing(build_poller(settings, db, catalog))
+            contextlib.aclosing(build_poller(settings, db, catalog, metrics))
         )
     return build_scheduler(
         Jobs(db, poller, deliverer, catalog, peers=peers),
@@ -281,7 +314,11 @@ async def run_bot(
         if console:
             messengers["console"] = ConsoleMessenger(stdout)
             await load_sample_if_empty(db.uow, catalog)
-        scheduler = await _enter_jobs(stack, settings, db, catalog, role, adapters, messengers)
+        metrics = Metrics()
+        scheduler = await _enter_jobs(
+            stack, settings, db, catalog, role, adapters, messengers, metrics
+        )
+        await stack.enter_async_context(ops_endpoint(settings, db, scheduler, metrics))
         for adapter in adapters.values():
             # Chat updates go to one process (all/poller); workers only send.
             await stack.enter_async_context(started(adapter, receive_updates=role != "worker"))

@@ -171,6 +171,16 @@ class Settings(BaseSettings):
     arxiv_fast_poll_interval: float = Field(
         default=90.0, ge=0, validation_alias="ARXIV_FAST_POLL_INTERVAL"
     )
+    # The ops endpoint (/healthz, /readyz, /metrics; bot.ops): off unless a port is set
+    # (0 takes a free one). /healthz turns 503 once the scheduler has run no job for
+    # `ops_stale_after` seconds.
+    ops_port: int | None = Field(
+        default=None, ge=0, le=65535, validation_alias="PAPERWATCH_OPS_PORT"
+    )
+    ops_host: str = Field(default="127.0.0.1", validation_alias="PAPERWATCH_OPS_HOST")
+    ops_stale_after: float = Field(
+        default=60.0, gt=0, validation_alias="PAPERWATCH_OPS_STALE_AFTER"
+    )
 
     @field_validator(
         "telegram_bot_token",
@@ -179,6 +189,7 @@ class Settings(BaseSettings):
         "slack_bot_token",
         "slack_app_token",
         "slack_signing_secret",
+        "ops_port",
         mode="before",
     )
     @classmethod

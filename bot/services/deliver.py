@@ -29,8 +29,9 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
-from bot.domain import ChatRef, Subscription
+from bot.domain import Chat, ChatRef, Subscription
 from bot.log_json import log_context
+from bot.metrics import Metrics
 from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload
 from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
 from bot.services.chat_times import quiet_until
@@ -72,8 +73,10 @@ class Deliverer:
         lease: timedelta = timedelta(minutes=2),
         concurrency: int = 128,
         process_id: str | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._uow = uow_factory
+        self.metrics = metrics or Metrics()
         self._messengers = dict(messengers)
         self._catalog = catalog
         self._clock = clock
@@ -239,12 +242,25 @@ class Deliverer:
         try:
             for message in parts:
                 await messenger.deliver(chat, message)
-        except RateLimited as exc:
-            log.info("rate limited outbox=%s chat=%s wait=%.1fs", item.id, chat.id, exc.retry_after)
-            await self._later(item, self._clock() + timedelta(seconds=exc.retry_after), str(exc))
+        except Exception as exc:
+            await self._not_sent(item, chat, exc)
             return 0
-        except ChatMoved as exc:
+        await self._commits.record([Progress(item.id, job.payload, done=last)])
+        self.metrics.sent(chat.platform.value, "sent", len(parts))
+        if item.kind == OutboxKind.ALERT:
+            self.metrics.alert_sent(chat.platform.value, job.announced, self._clock())
+        return len(parts)
+
+    async def _not_sent(self, item: OutboxItem, chat: Chat, exc: Exception) -> None:
+        """What a failed send means for the row (and the chat), by the error's meaning."""
+        platform = chat.platform.value
+        if isinstance(exc, RateLimited):
+            log.info("rate limited outbox=%s chat=%s wait=%.1fs", item.id, chat.id, exc.retry_after)
+            self.metrics.limited(platform, exc.retry_after)
+            await self._later(item, self._clock() + timedelta(seconds=exc.retry_after), str(exc))
+        elif isinstance(exc, ChatMoved):
             log.info("chat moved chat=%s to=%s", chat.id, exc.new_external_id)
+            self.metrics.sent(platform, "chat_moved")
             async with self._uow() as uow:
                 await uow.chats.move(
                     ChatRef(chat.platform, chat.external_id),
@@ -252,18 +268,17 @@ class Deliverer:
                 )
                 await uow.outbox.retry_at(item.id, self._clock(), str(exc), self._process_id)
                 await uow.commit()
-            return 0
-        except RecipientGone as exc:
+        elif isinstance(exc, RecipientGone):
             log.warning("recipient gone chat=%s: %s; deactivating it", chat.id, exc)
+            self.metrics.sent(platform, "recipient_gone")
             async with self._uow() as uow:
                 await uow.chats.set_active(chat.id, False)
                 await uow.outbox.retry_at(item.id, self._clock(), str(exc), self._process_id)
                 await uow.commit()
-            return 0
-        except Permanent as exc:
+        elif isinstance(exc, Permanent):
+            self.metrics.sent(platform, "refused")
             await self._failed(item, f"refused for good: {exc}", permanent=True)
-            return 0
-        except Exception as exc:
+        else:
             log.warning(
                 "delivery failed outbox=%s chat=%s attempt=%d: %s",
                 item.id,
@@ -271,10 +286,8 @@ class Deliverer:
                 item.attempts,
                 exc,
             )
+            self.metrics.sent(platform, "failed")
             await self._failed(item, f"{type(exc).__name__}: {exc}")
-            return 0
-        await self._commits.record([Progress(item.id, job.payload, done=last)])
-        return len(parts)
 
     async def _momentum(
         self, uow: UnitOfWork, items: list[OutboxItem], subs: dict[int, list[Subscription]]

@@ -7,6 +7,7 @@ step carries the payload as it will be once the message is sent.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import date
 
 from bot.domain import Chat, DigestMode, Paper, Reply
 from bot.outbox_payloads import (
@@ -23,7 +24,8 @@ from storage.outbox import Progress
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """The next message of a claimed row, and the row's payload once it is sent.
+    """The next message of a claimed row, and the row's payload once it is sent (and,
+    for an alert, the paper's listing date, from which its delay is measured).
 
     `part` None sends every part `reply` renders to (one alert); a number sends only
     that part (of a digest or notice), and the row is done after its last part.
@@ -35,6 +37,7 @@ class Job:
     part: int | None
     payload: OutboxPayload
     last: bool
+    announced: date | None = None  # an alert's listing date (its delay is measured)
 
 
 def papers_wanted(item: OutboxItem) -> list[int]:
@@ -75,7 +78,7 @@ def next_step(
         reply = alert(catalog, paper, audience) if paper else None
         if reply is None:  # muted or unfollowed since: skip it
             return Progress(item.id, after, done=last)
-        return Job(item, chat, reply, None, after, last)
+        return Job(item, chat, reply, None, after, last, paper.announced if paper else None)
     if isinstance(payload, DigestPayload):
         weekly = chat.digest_mode == DigestMode.WEEKLY
         title = "Your weekly digest" if weekly else "Your daily digest"

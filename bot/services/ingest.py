@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -16,6 +17,7 @@ from importlib import resources
 
 from bot.arxiv.parse import parse_feed
 from bot.domain import Author, Paper, slugify
+from bot.metrics import Metrics
 from bot.topics.catalog import Catalog
 from bot.topics.tag_rules import FollowedText, build_tagger
 from storage.uow import UnitOfWork
@@ -53,10 +55,12 @@ async def store(
     now: datetime | None = None,
     *,
     sample: bool = False,
+    metrics: Metrics | None = None,
 ) -> IngestResult:
     """Upsert papers, their curated tags, (given a catalog) their topic tags, and the
     alerts new papers cause, all in the caller's transaction; the caller commits.
     `sample`: the bundled sample papers, stored marked as such (never counted by momentum).
+    `metrics` hears how long the tagging took.
 
     A replacement announcement says nothing about when the paper was first announced,
     so its listing date is dropped: a replaced paper never counts as new on that day.
@@ -71,7 +75,10 @@ async def store(
         queries = await uow.subscriptions.query_targets()
         fresh = [paper for paper in normalised if paper.arxiv_id in touched]
         # Compiling and matching are pure CPU: a worker thread keeps the chats answered.
+        started = time.perf_counter()
         tags = await asyncio.to_thread(rule_tags, catalog, queries, fresh)
+        if metrics is not None:
+            metrics.tagging.observe(time.perf_counter() - started)
         await uow.papers.add_tags(tags, source="rule")
     announced_new = {p.arxiv_id for p in papers if p.announce_type.is_new_paper}
     new = tuple(a for a in result.new if a in announced_new)

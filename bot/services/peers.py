@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from bot.metrics import Metrics
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -87,8 +88,10 @@ class Peers:
         on_share: Callable[[Share], None] = lambda share: None,
         clock: Callable[[], datetime] = _utcnow,
         process_id: str | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.id = process_id or uuid.uuid4().hex
+        self.metrics = metrics or Metrics()
         self.role = role
         self.share = Share(rate=overall)
         self._overall = overall
@@ -106,6 +109,7 @@ class Peers:
             released = await uow.processes.forget(now - SILENT_BEATS * self._interval, now)
             live = await uow.processes.live(now - SILENT_BEATS * self._interval)
             await uow.commit()
+        self.metrics.live(p.role for p in live)
         if released:
             log.info("released %d claim(s) of process(es) taken for dead", released)
         if self._ready_at is None:

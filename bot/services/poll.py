@@ -24,8 +24,14 @@ from bot.arxiv.calendar import estimated_listing_date
 from bot.arxiv.categories import in_categories
 from bot.arxiv.client import ArxivClient
 from bot.arxiv.parse import Feed, FeedError, OaiError
-from bot.arxiv.responses import ArxivHTTPError
+from bot.arxiv.responses import (
+    ArxivBusyError,
+    ArxivHTTPError,
+    ArxivTooLargeError,
+    ArxivUnreachableError,
+)
 from bot.domain import AnnounceType, Paper, PollState
+from bot.metrics import Metrics
 from bot.services.ingest import IngestResult, store
 from bot.topics.catalog import Catalog
 from storage.uow import UnitOfWork
@@ -85,8 +91,10 @@ class Poller:
         catalog: Catalog | None = None,
         clock: Clock = _utcnow,
         timeout: float = 900.0,
+        metrics: Metrics | None = None,
     ) -> None:
         self._client = client
+        self.metrics = metrics or Metrics()
         self._timeout = timeout
         self._uow = uow_factory
         self._categories = tuple(categories)
@@ -110,20 +118,25 @@ class Poller:
                     etag=state.etag, last_modified=state.last_modified
                 )
         except (ArxivHTTPError, FeedError, TimeoutError) as exc:
+            self.metrics.poll_failed("rss", failure_kind(exc))
             return await self._failed(state, _reason(exc, self._timeout))
         if fetched.not_modified or fetched.feed is None:
             await self._attempted(state, None)
+            self.metrics.polled(self._clock(), 0)
             return PollOutcome(self.rss_source, "unchanged", state.last_announced)
         feed = fetched.feed
         if not feed.papers:
             log.info("arxiv poll source=%s: no mailing in the feed", self.rss_source)
             await self._attempted(state, None)
+            self.metrics.polled(self._clock(), 0)
             return PollOutcome(self.rss_source, "no_mailing", state.last_announced)
         try:
             result = await self._store_listing(state, fetched.etag, fetched.last_modified, feed)
         except Exception as exc:  # the runner's one handler: record it for /status, go on
             log.exception("arxiv poll could not store source=%s", self.rss_source)
+            self.metrics.poll_failed("rss", "store")
             return await self._failed(state, f"storing the listing failed: {exc}"[:300])
+        self.metrics.polled(self._clock(), len(result.new))
         log.info(
             "arxiv poll source=%s announced=%s new=%d updated=%d",
             self.rss_source,
@@ -145,7 +158,9 @@ class Poller:
     ) -> IngestResult:
         """Store a daily listing and advance the RSS watermark in one transaction."""
         async with self._uow() as uow:
-            result = await store(uow, feed.papers, self._catalog, self._clock())
+            result = await store(
+                uow, feed.papers, self._catalog, self._clock(), metrics=self.metrics
+            )
             same_day = feed.announced is not None and feed.announced == state.last_announced
             await uow.poll_state.save(
                 replace(
@@ -217,6 +232,7 @@ class Poller:
             raise
 
     async def _harvest_failed(self, day: date, error: Exception) -> None:
+        self.metrics.poll_failed("oai", failure_kind(error))
         await self._attempted(await self._state(self.oai_source), f"{day}: {error}"[:300])
 
     async def catch_up(self) -> IngestResult | None:
@@ -267,7 +283,7 @@ class Poller:
                 raise ArxivHTTPError(f"{self._oai_url} answered 304 to a plain request")
             papers = [self._classify(p, day) for p in feed.papers if self._wanted(p)]
             async with self._uow() as uow:
-                totals = _add(totals, await store(uow, papers, self._catalog))
+                totals = _add(totals, await store(uow, papers, self._catalog, metrics=self.metrics))
                 await uow.commit()
             if not feed.resumption_token:
                 return totals
@@ -307,6 +323,19 @@ class Poller:
                 replace(current, last_attempt_at=self._clock(), last_error=error)
             )
             await uow.commit()
+
+
+def failure_kind(exc: Exception) -> str:
+    """A poll failure's kind, the label of `paperwatch_poll_failures`."""
+    kinds: tuple[tuple[type[Exception], str], ...] = (
+        (TimeoutError, "timeout"),
+        (ArxivUnreachableError, "unreachable"),
+        (ArxivBusyError, "busy"),
+        (ArxivTooLargeError, "too_large"),
+        (ArxivHTTPError, "http"),
+        (FeedError, "feed"),
+    )
+    return next((kind for cls, kind in kinds if isinstance(exc, cls)), "other")
 
 
 def _reason(exc: Exception, timeout: float) -> str:

@@ -18,7 +18,8 @@ import pytest
 
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.config import Settings, StartupError
-from bot.domain import Author, ChatRef, DigestMode, Paper, Platform
+from bot.domain import Author, ChatRef, DigestMode, Paper, Platform, Reply
+from bot.ports import RateLimited
 from bot.services.deliver import Deliverer
 from bot.services.ingest import store
 from bot.topics.catalog import Catalog, load_catalog
@@ -606,3 +607,19 @@ async def test_webhook_mode_without_a_secret_refuses_to_start(
             await adapter.stop()
     async with db.uow() as uow:
         assert await uow.chats.get(ChatRef(Platform.TELEGRAM, "4242")) is None
+
+
+async def test_an_outbox_send_meets_a_429_once_and_hands_it_back(bot: Bot) -> None:
+    """The outbox worker's sends are not retried inside the limiter: the 429 comes back as
+    RateLimited at once, so the row waits `retry_after` in the outbox, not in a claim."""
+    await bot.say(ALICE, "/start")
+    async with bot.db.uow() as uow:
+        chat = await uow.chats.get(ChatRef(Platform.TELEGRAM, str(ALICE)))
+    assert chat is not None
+    [message] = bot.adapter.messenger.render(chat, Reply.text("Hello"))
+    bot.fake.fail_next("sendMessage", 429, retry_after=7)
+    with pytest.raises(RateLimited) as raised:
+        await bot.adapter.messenger.deliver(chat, message)
+    assert raised.value.retry_after == 7
+    assert bot.fake.too_many_requests == 1  # asked once, not retried
+    assert "Hello" not in [m.visible_text for m in bot.fake.messages_for(ALICE)]

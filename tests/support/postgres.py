@@ -68,17 +68,28 @@ async def registered_processes(url: str) -> int:
 
 @dataclass(frozen=True)
 class Cluster:
-    """A PostgreSQL server of the test's own: its URL, and how to restart it."""
+    """A PostgreSQL server of the test's own: its URL, and how to restart, stop or start it."""
 
     url: str
     data: Path
     bindir: Path
+    options: str = ""  # the server's options (its port), given again at each start
 
     def restart(self) -> None:
         """`pg_ctl restart -m fast`: every session ends, as in a real restart."""
         log = self.data.parent / "log"  # the server must not inherit our pipes
         _as_postgres(
             [self.bindir / "pg_ctl", "-D", self.data, "-l", log, "-m", "fast", "-w", "restart"]
+        )
+
+    def stop(self) -> None:
+        """`pg_ctl stop -m fast`: every session ends and no new one can start."""
+        _as_postgres([self.bindir / "pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"])
+
+    def start(self) -> None:
+        log = self.data.parent / "log"
+        _as_postgres(
+            [self.bindir / "pg_ctl", "-D", self.data, "-o", self.options, "-l", log, "-w", "start"]
         )
 
 
@@ -119,7 +130,8 @@ def throwaway_cluster(bindir: Path) -> Iterator[Cluster]:
         _as_postgres(
             [bindir / "pg_ctl", "-D", data, "-o", options, "-l", home / "log", "-w", "start"]
         )
-        yield Cluster(f"postgresql+asyncpg://postgres@127.0.0.1:{port}/postgres", data, bindir)
+        url = f"postgresql+asyncpg://postgres@127.0.0.1:{port}/postgres"
+        yield Cluster(url, data, bindir, options)
     finally:
         with contextlib.suppress(subprocess.SubprocessError, OSError):
             _as_postgres([bindir / "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"])

@@ -37,6 +37,17 @@ from typing import Any
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
+
+class Retries(int):
+    """How many times to retry after a 429, as a request's `rate_limit_args`: true even
+    when 0, because PTB drops a false `rate_limit_args` (and the default would apply)."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+NO_RETRIES = Retries(0)  # the outbox worker's: a 429 goes back to the outbox
+
 MARGIN = 1.03  # 3% slack over Telegram's overall and group figures, for jitter
 # Two sends to one chat can arrive closer together than they left (network jitter):
 # keep 10% more between them.

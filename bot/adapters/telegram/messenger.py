@@ -10,7 +10,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.ext import Application
 
-from bot.adapters.telegram.limits import seconds
+from bot.adapters.telegram.limits import NO_RETRIES, seconds
 from bot.adapters.telegram.render import TelegramMessage, to_messages
 from bot.domain import Chat, Platform, Reply
 from bot.ports import ChatMoved, Permanent, RateLimited, RecipientGone, Transient
@@ -50,7 +50,7 @@ class TelegramMessenger:
         try:
             # A 429 goes back to the outbox (the row waits `retry_after`), rather than
             # holding the row's claim in the limiter past its lease.
-            await send(self._app.bot, int(chat.external_id), message, retries=0)
+            await send(self._app.bot, int(chat.external_id), message, retries=NO_RETRIES)
         except RetryAfter as exc:
             raise RateLimited(seconds(exc.retry_after), "Telegram flood control") from exc
         except ChatMigrated as exc:
