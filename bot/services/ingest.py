@@ -40,6 +40,15 @@ class IngestResult:
     def total(self) -> int:
         return len(self.new) + len(self.updated) + self.unchanged + self.late
 
+    def __add__(self, other: IngestResult) -> IngestResult:
+        """Two batches' results together (a harvest of several sets and days)."""
+        return IngestResult(
+            new=self.new + other.new,
+            updated=self.updated + other.updated,
+            unchanged=self.unchanged + other.unchanged,
+            late=self.late + other.late,
+        )
+
     def summary(self) -> str:
         """What was stored, in words (the cli prints it)."""
         text = f"{len(self.new)} new, {len(self.updated)} updated, {self.unchanged} already stored"

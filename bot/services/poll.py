@@ -204,7 +204,7 @@ class Poller:
         today = self._clock().date()
         while day <= last:
             result = await self._harvest_day_in_time(day)
-            totals = _add(totals, result)
+            totals += result
             if day < today:  # today's records are still arriving: harvest it again later
                 async with self._uow() as uow:
                     current = await self._state_in(uow, self.oai_source)
@@ -250,7 +250,7 @@ class Poller:
     async def _harvest_day(self, day: date) -> IngestResult:
         totals = IngestResult()
         for oai_set in oai_sets(self._categories):
-            totals = _add(totals, await self._harvest_set(day, oai_set))
+            totals += await self._harvest_set(day, oai_set)
         return totals
 
     async def _harvest_set(self, day: date, oai_set: str) -> IngestResult:
@@ -283,7 +283,7 @@ class Poller:
                 raise ArxivHTTPError(f"{self._oai_url} answered 304 to a plain request")
             papers = [self._classify(p, day) for p in feed.papers if self._wanted(p)]
             async with self._uow() as uow:
-                totals = _add(totals, await store(uow, papers, self._catalog, metrics=self.metrics))
+                totals += await store(uow, papers, self._catalog, metrics=self.metrics)
                 await uow.commit()
             if not feed.resumption_token:
                 return totals
@@ -342,12 +342,3 @@ def _reason(exc: Exception, timeout: float) -> str:
     if isinstance(exc, TimeoutError):
         return f"arXiv did not answer within {timeout:g} s (ARXIV_POLL_TIMEOUT); gave up"
     return str(exc)
-
-
-def _add(a: IngestResult, b: IngestResult) -> IngestResult:
-    return IngestResult(
-        new=a.new + b.new,
-        updated=a.updated + b.updated,
-        unchanged=a.unchanged + b.unchanged,
-        late=a.late + b.late,
-    )
