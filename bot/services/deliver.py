@@ -32,10 +32,10 @@ from functools import partial
 from bot.domain import ChatRef, Subscription
 from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload
 from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
-from bot.services.chat_times import quiet_until
 from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload
 from bot.services.group_commit import GroupCommit
 from bot.topics.catalog import Catalog
+from bot.topics.chat_times import quiet_until
 from bot.topics.content import Audience
 from bot.topics.momentum import sentence
 from storage.outbox import Progress
