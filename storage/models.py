@@ -176,6 +176,17 @@ class PaperRow(Base):
     sample: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
+class AnnouncedDayRow(Base):
+    """How many counted papers (announced that day, not a sample) the index holds of each
+    announcement day: momentum's coverage and share read these few rows, not the papers.
+    Kept by `storage.announced_days` in the transaction that stores the papers (0011)."""
+
+    __tablename__ = "announced_days"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    papers: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class PaperTagRow(Base):
     """A topic on a paper: a catalog slug (or custom-query key) and why it matched."""
 
