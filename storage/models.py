@@ -149,7 +149,7 @@ class BatchRow(Base):
 
 class PaperRow(Base):
     __tablename__ = "papers"
-    # Momentum counts only real papers by day: read from this index alone (migration 0010).
+    # Every tag's momentum counts only real papers by day: read from this index alone (0010).
     __table_args__ = (Index("ix_papers_sample_announced", "sample", "announced"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
