@@ -17,6 +17,7 @@ import asyncio
 import json
 import random
 import time
+from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from itertools import accumulate
 
@@ -74,13 +75,20 @@ def generate(n: int, seed: int = 7) -> tuple[list[date | None], list[tuple[int, 
 
 
 def tables(announced: list[date | None], pairs: list[tuple[int, str]]) -> dict[str, Rows]:
-    """The generated papers and their tags as rows of `papers` and `paper_tags`."""
+    """The generated papers and their tags as rows of `papers` and `paper_tags`, and the
+    papers of each day as rows of `announced_days`, which ingest keeps beside them (none
+    of the generated papers is a sample)."""
     papers = (
         paper_row(paper_id, f"b{paper_id}", "t", None, day, STAMP)
         for paper_id, day in enumerate(announced, 1)
     )
     tags = (tag_row(paper_id, tag) for paper_id, tag in pairs)
-    return {"papers": (PAPER_COLUMNS, papers), "paper_tags": (TAG_COLUMNS, tags)}
+    days = sorted(Counter(day for day in announced if day is not None).items())
+    return {
+        "papers": (PAPER_COLUMNS, papers),
+        "paper_tags": (TAG_COLUMNS, tags),
+        "announced_days": (("day", "papers"), days),
+    }
 
 
 async def time_momentum(db: Database, repeat: int, rising: list[str]) -> dict[str, object]:

@@ -88,3 +88,12 @@ class OutboxItem:
     attempts: int
     # When the current run of failures began; None when the last try succeeded.
     failing_since: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What a claim got done: the row's new payload, and whether anything is left."""
+
+    item_id: int
+    payload: OutboxPayload
+    done: bool

@@ -34,6 +34,7 @@ from bot.domain import (
     Subscription,
     SubscriptionKind,
 )
+from bot.outbox_payloads import Progress
 from bot.topics.momentum import Momentum
 
 
@@ -134,10 +135,17 @@ class PollStateStore(Protocol):
 
 
 class OutboxStore(Protocol):
-    """The part of the outbox that chat commands touch."""
+    """The part of the outbox that chat commands and the group commit touch."""
 
     async def release_held(self, chat_id: int, now: datetime) -> None:
         """The chat switched to instant alerts: what waited for its digest is due now."""
+        ...
+
+    async def record(
+        self, progress: Iterable[Progress], now: datetime, claimed_by: str | None = None
+    ) -> None:
+        """Save what claims got done (`bot.services.group_commit`): finished rows are sent,
+        the rest due again now; only rows still claimed by `claimed_by` change."""
         ...
 
 

@@ -15,8 +15,8 @@ from rapidfuzz import process
 
 from bot.domain import Chat, Command, DigestMode, Reply, Role
 from bot.ports import Clock, UnitOfWork
-from bot.services.chat_times import WEEKDAYS, next_digest_at
 from bot.topics.catalog import Catalog
+from bot.topics.chat_times import WEEKDAYS, next_digest_at
 from handlers.rate_limit import CommandRateLimit, Verdict
 from handlers.text import MAX_ARGS
 

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from rapidfuzz import process
 
 from bot.domain import Chat, Command, DigestMode, Reply, Subscription
-from bot.services.chat_times import WEEKDAYS, next_digest_at, parse_hhmm
 from bot.topics.card import tag_name
+from bot.topics.chat_times import WEEKDAYS, next_digest_at, parse_hhmm
 from bot.topics.resolve import resolve_topic
 from handlers.base import CommandSpec, Context, with_args
 from handlers.lookup import find_subscription

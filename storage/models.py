@@ -149,7 +149,7 @@ class BatchRow(Base):
 
 class PaperRow(Base):
     __tablename__ = "papers"
-    # Momentum counts only real papers by day: read from this index alone (migration 0010).
+    # Every tag's momentum counts only real papers by day: read from this index alone (0010).
     __table_args__ = (Index("ix_papers_sample_announced", "sample", "announced"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -174,6 +174,17 @@ class PaperRow(Base):
     # A bundled sample paper (`bot.services.ingest.load_sample_if_empty`): shown, never
     # counted in momentum, shares or spikes. A real announcement of it clears the flag.
     sample: Mapped[bool] = mapped_column(default=False, server_default=false())
+
+
+class AnnouncedDayRow(Base):
+    """How many counted papers (announced that day, not a sample) the index holds of each
+    announcement day: momentum's coverage and share read these few rows, not the papers.
+    Kept by `storage.announced_days` in the transaction that stores the papers (0011)."""
+
+    __tablename__ = "announced_days"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    papers: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class PaperTagRow(Base):

@@ -2,11 +2,13 @@
 
 Counts are by `papers.announced` in 7-day buckets ending at `as_of` (bucket 0 is
 `as_of - 6 .. as_of`; see `bot.topics.momentum`), so the last four buckets are exactly
-the last 28 days and the four before them the prior 28. Every figure is a GROUP BY
+the last 28 days and the four before them the prior 28. Every tag's figure is a GROUP BY
 over the indexed `papers.announced` and `paper_tags (tag, paper_id)`; no paper is
-ever loaded. Papers whose announcement date is unknown (NULL) never count, nor do the
-bundled sample papers (`papers.sample`): not in a count, the total, the newest day or the
-coverage (`bot.topics.momentum` says what coverage is and what it allows).
+ever loaded. The total of all new papers and the coverage read the per-day counts of
+`announced_days` instead (`storage.announced_days`), a row a day. Papers whose
+announcement date is unknown (NULL) never count, nor do the bundled sample papers
+(`papers.sample`): not in a count, the total, the newest day or the coverage
+(`bot.topics.momentum` says what coverage is and what it allows).
 
 The bucket of a paper is `(as_of - announced) / 7` in integer days: date subtraction
 on PostgreSQL, `julianday` differences on SQLite (the one dialect switch).
@@ -23,17 +25,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.topics.momentum import COMPARED_WEEKS, MAX_GAP, WINDOW_WEEKS, Coverage, Momentum, coverage
 from bot.topics.spike_rule import AlertState
-from storage.models import MomentumAlertRow, PaperRow, PaperTagRow
+from storage.models import AnnouncedDayRow, MomentumAlertRow, PaperRow, PaperTagRow
 
 MIN_WEEKS = COMPARED_WEEKS
-# Every figure leaves the sample papers out. Counting papers by day, or every tag's papers,
-# walks the (sample, announced) index (migration 0010); counting a few tags' papers must
+# Every figure leaves the sample papers out. Counting every tag's papers walks the
+# (sample, announced) index (migration 0010); counting a few tags' papers must
 # start from those tags' rows instead, so there the same test is written in a form no index
 # serves (coalesce(sample) = false; the column is NOT NULL, so it means the same), which
 # keeps SQLite from walking every paper of the weeks to find one tag's few.
 _COUNTED = PaperRow.sample == false()
 _COUNTED_ROW = func.coalesce(PaperRow.sample, false()) == false()
 _CHUNK = 500
+# A day of `announced_days` with counted papers (a day's count may have fallen to 0).
+_HELD = AnnouncedDayRow.papers > 0
 
 
 class MomentumRepository:
@@ -60,8 +64,8 @@ class MomentumRepository:
 
     async def total(self, as_of: date, days: int = 28) -> int:
         """Papers of every topic announced in the `days` days ending at `as_of`."""
-        stmt = select(func.count()).where(
-            PaperRow.announced.between(as_of - timedelta(days=days - 1), as_of), _COUNTED
+        stmt = select(func.coalesce(func.sum(AnnouncedDayRow.papers), 0)).where(
+            AnnouncedDayRow.day.between(as_of - timedelta(days=days - 1), as_of)
         )
         return int((await self._s.execute(stmt)).scalar_one())
 
@@ -71,17 +75,13 @@ class MomentumRepository:
         `MAX_GAP` days before, to see whether the stretch reaches back past them), and,
         when the stretch starts inside them, the indexed day before it."""
         start = as_of - timedelta(days=7 * weeks + MAX_GAP - 1)
-        stmt = (
-            select(PaperRow.announced)
-            .where(PaperRow.announced.between(start, as_of), _COUNTED)
-            .distinct()
-        )
+        stmt = select(AnnouncedDayRow.day).where(AnnouncedDayRow.day.between(start, as_of), _HELD)
         days = list((await self._s.execute(stmt)).scalars())
         found = coverage(days, as_of, weeks)
         if found.since is None or found.gap_from is not None or found.weeks >= weeks:
             return found
-        before = select(func.max(PaperRow.announced)).where(
-            PaperRow.announced < found.since, _COUNTED
+        before = select(func.max(AnnouncedDayRow.day)).where(
+            AnnouncedDayRow.day < found.since, _HELD
         )
         gap_from = (await self._s.execute(before)).scalar_one_or_none()
         return coverage(days, as_of, weeks, gap_from)

@@ -12,7 +12,6 @@ claimed again, so a worker that dies re-sends at most the message in flight.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import JSON, ColumnElement, and_, bindparam, func, literal, select, update
@@ -25,21 +24,13 @@ from bot.outbox_payloads import (
     OutboxKind,
     OutboxPayload,
     OutboxStatus,
+    Progress,
 )
 from storage.fanout import enqueue_batch
 from storage.models import ChatRow, OutboxRow
 from storage.outbox_json import item_from_json, outbox_item, payload_to_json
 
 SENDABLE = (OutboxKind.ALERT, OutboxKind.DIGEST, OutboxKind.SPIKE, OutboxKind.NOTE)
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """What a claim got done: the row's new payload, and whether anything is left."""
-
-    item_id: int
-    payload: OutboxPayload
-    done: bool
 
 
 def _held_by(claimed_by: str | None) -> ColumnElement[bool]:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import Author, Paper
+from storage.announced_days import count_days, day_changes
 from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
 from storage.repositories import chunks
 
@@ -48,8 +49,8 @@ def _paper_values(paper: Paper) -> dict[str, Any]:
     }
 
 
-# A stored paper as upsert sees it: (row id, version, sample flag).
-_Stored = tuple[int, int, bool]
+# A stored paper as upsert sees it: (row id, version, sample flag, announcement date).
+_Stored = tuple[int, int, bool, date | None]
 
 
 def _latest_versions(papers: Iterable[Paper]) -> dict[str, Paper]:
@@ -115,7 +116,8 @@ class PaperRepository:
         counts; so is any paper with a `sample:` key (`Paper.is_sample`). A real paper
         whose id is stored as a sample one takes its place (its metadata and announcement
         date, the flag cleared) and is reported as updated; a sample paper never
-        overwrites a real one.
+        overwrites a real one. The counts of announcement days change with the papers
+        (`storage.announced_days`).
         """
         latest = _latest_versions(papers)
         existing = await self._stored(list(latest))
@@ -123,6 +125,8 @@ class PaperRepository:
         now = utcnow()
         await self._insert(new, now, sample=sample)
         await self._refresh(updated, existing, now, sample=sample)
+        before = {p.arxiv_id: existing[p.arxiv_id][2:] for p in updated}
+        await count_days(self._s, day_changes(new, updated, before, sample=sample))
         await self._s.flush()
         return UpsertResult(
             new=tuple(p.arxiv_id for p in new),
@@ -131,13 +135,14 @@ class PaperRepository:
         )
 
     async def _stored(self, arxiv_ids: Sequence[str]) -> dict[str, _Stored]:
-        """The stored (row id, version, sample flag) of those of `arxiv_ids` the index holds."""
+        """The stored (row id, version, sample flag, announcement date) of those of
+        `arxiv_ids` the index holds."""
         existing: dict[str, _Stored] = {}
+        columns = (PaperRow.id, PaperRow.version, PaperRow.sample, PaperRow.announced)
         for chunk in chunks(arxiv_ids):
-            stmt = select(PaperRow.arxiv_id, PaperRow.id, PaperRow.version, PaperRow.sample).where(
-                PaperRow.arxiv_id.in_(chunk)
-            )
-            existing.update({a: (i, v, f) for a, i, v, f in (await self._s.execute(stmt)).all()})
+            stmt = select(PaperRow.arxiv_id, *columns).where(PaperRow.arxiv_id.in_(chunk))
+            for arxiv_id, row_id, version, flag, day in (await self._s.execute(stmt)).all():
+                existing[arxiv_id] = (row_id, version, flag, day)
         return existing
 
     async def _insert(self, new: Sequence[Paper], now: datetime, *, sample: bool) -> None:

@@ -32,15 +32,14 @@ from functools import partial
 from bot.domain import Chat, ChatRef, Subscription
 from bot.log_json import log_context
 from bot.metrics import Metrics
-from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload
+from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload, Progress
 from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
-from bot.services.chat_times import quiet_until
 from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload
 from bot.services.group_commit import GroupCommit
 from bot.topics.catalog import Catalog
+from bot.topics.chat_times import quiet_until
 from bot.topics.content import Audience
 from bot.topics.momentum import sentence
-from storage.outbox import Progress
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)

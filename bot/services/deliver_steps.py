@@ -16,10 +16,10 @@ from bot.outbox_payloads import (
     NoticePayload,
     OutboxItem,
     OutboxPayload,
+    Progress,
 )
 from bot.topics.catalog import Catalog
 from bot.topics.content import Audience, alert, digest
-from storage.outbox import Progress
 
 
 @dataclass(frozen=True, slots=True)

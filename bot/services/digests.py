@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from bot.domain import Chat, DigestMode
 from bot.outbox_payloads import OutboxKind
-from bot.services.chat_times import next_digest_at
+from bot.topics.chat_times import next_digest_at
 from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)

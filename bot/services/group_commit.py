@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from storage.outbox import Progress
-from storage.uow import UnitOfWork
+from bot.outbox_payloads import Progress
+from bot.ports import UnitOfWork
 
 
 class GroupCommit:

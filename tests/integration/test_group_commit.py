@@ -6,10 +6,9 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from bot.domain import ChatKind, ChatRef, Platform
-from bot.outbox_payloads import NoticePayload, OutboxKind
+from bot.outbox_payloads import NoticePayload, OutboxKind, Progress
 from bot.services.group_commit import GroupCommit
 from storage.database import Database
-from storage.outbox import Progress
 from storage.uow import UnitOfWork
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)

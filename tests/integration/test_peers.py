@@ -9,11 +9,10 @@ import pytest
 
 from bot.adapters.console import CONSOLE_CHAT
 from bot.domain import ChatKind
-from bot.outbox_payloads import NoticePayload, OutboxKind
+from bot.outbox_payloads import NoticePayload, OutboxKind, Progress
 from bot.scheduler import Jobs
 from bot.services.peers import Peers, Share, _rate, allot
 from storage.database import Database
-from storage.outbox import Progress
 from tests.integration.test_delivery import START, Clock
 
 

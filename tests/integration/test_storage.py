@@ -28,6 +28,7 @@ TABLES = {
     "batches",
     "outbox",
     "poll_state",
+    "announced_days",
 }
 
 PAPER = Paper(
