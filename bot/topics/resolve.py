@@ -121,18 +121,23 @@ def _rank(wanted: str, index: _Index, scorer: Any) -> list[tuple[Topic, float]]:
 
 
 def search(words: str, catalog: Catalog, limit: int = 10) -> tuple[Topic, ...]:
-    """Catalog topics for /topics: every word in name, alias or description, else fuzzy."""
+    """Catalog topics for /topics: every word in name, alias or description, else fuzzy.
+    Topics whose name or aliases hold every word come first ("/topics agents" starts with
+    the topics called "... Agents"), each group in catalog order."""
     glossary = _index(catalog).glossary
     wanted = set(topic_key(words, glossary).split())
     if not wanted:
         return catalog.topics[:limit]
     hits = [topic for topic in catalog.topics if wanted <= _search_words(topic, glossary)]
+    hits.sort(key=lambda topic: not wanted <= _search_words(topic, glossary, named=True))
     return tuple(hits[:limit]) or suggest(words, catalog, limit=min(limit, 5))
 
 
-def _search_words(topic: Topic, glossary: tuple[tuple[str, str], ...]) -> set[str]:
-    """The words /topics finds a topic by: of its name, aliases and description, both as
-    written and with the glossary's abbreviations ("reinforcement" and "rl" both find
-    Reinforcement Learning, whose key contracts the phrase to "rl")."""
-    text = " ".join((topic.name, *topic.aliases, topic.description))
+def _search_words(
+    topic: Topic, glossary: tuple[tuple[str, str], ...], *, named: bool = False
+) -> set[str]:
+    """The words /topics finds a topic by: of its name, aliases and (unless `named`)
+    description, both as written and with the glossary's abbreviations ("reinforcement"
+    and "rl" both find Reinforcement Learning, whose key contracts the phrase to "rl")."""
+    text = " ".join((topic.name, *topic.aliases, *(() if named else (topic.description,))))
     return set(topic_key(text, glossary).split()) | set(topic_key(text).split())

@@ -9,6 +9,7 @@ import pytest
 from bot.adapters.console import handle_line, render_reply
 from bot.services.ingest import load_sample_if_empty
 from bot.topics.catalog import Catalog, load_catalog
+from bot.topics.resolve import search
 from handlers.base import Context
 from handlers.registry import REGISTRY
 from storage.database import Database
@@ -96,6 +97,23 @@ async def test_topics_topic_and_why(ctx: Context) -> None:
     assert reasons > 1 and all(line.startswith("• ") for line in lines[reasons + 1 :])
     assert "RL for LLM Agents" in why
     assert "reinforcement learning" in why.lower()
+
+
+async def test_topics_shows_name_matches_first_and_counts_the_rest(
+    ctx: Context, catalog: Catalog
+) -> None:
+    """`/topics agents` is about the topics called "... Agents": they come before those that
+    only mention agents in their description, and "… and N more" counts every other match
+    (it said "1 more" whenever there were more than twelve)."""
+    found = await say(ctx, "/topics agents")
+    shown = [line[2:].split(":")[0] for line in found.splitlines() if line.startswith("• ")]
+    assert shown[0] == "RL for LLM Agents" and "LLM Agents" in shown
+    assert "Reinforcement Learning" not in shown  # "agents" only in its description
+    more = re.search(r"… and (\d+) more", found)
+    assert more is not None
+    matching = len(search("agents", catalog, limit=len(catalog.topics)))
+    assert int(more.group(1)) == matching - len(shown) > 1
+    assert "e.g. /topics agents" not in found  # no example that repeats what was typed
 
 
 async def test_why_takes_every_id_latest_shows(ctx: Context) -> None:
