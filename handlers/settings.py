@@ -13,7 +13,7 @@ from bot.domain import Chat, Command, DigestMode, Reply, Subscription
 from bot.services.chat_times import WEEKDAYS, next_digest_at, parse_hhmm
 from bot.topics.card import tag_name
 from bot.topics.resolve import resolve_topic
-from handlers.base import CommandSpec, Context, with_args
+from handlers.base import QUERY_ARGS, CommandSpec, Context, with_args
 from handlers.lookup import find_subscription
 from handlers.subscriptions import unknown_topic, usage_error
 
@@ -310,6 +310,7 @@ MUTE = CommandSpec(
     "never send papers with a tag (optionally within one topic)",
     "/mute <tag> [in <followed topic>]",
     changes=with_args,
+    max_args=QUERY_ARGS,
 )
 UNMUTE = CommandSpec(
     "unmute", unmute, "send papers with a tag again", "/unmute <tag>", changes=with_args

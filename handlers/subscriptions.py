@@ -33,6 +33,7 @@ from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tag_rules import query_key
 from bot.topics.tagger import Tagger
 from handlers.base import (
+    QUERY_ARGS,
     CommandSpec,
     Context,
     ensure_digest_schedule,
@@ -311,6 +312,7 @@ FOLLOW = CommandSpec(
     f"/follow <topic or query>, e.g. /follow {EXAMPLE_TOPIC}"
     ' or /follow "diffusion policy" AND cat:cs.RO',
     changes=with_args,  # without a topic it only shows the usage
+    max_args=QUERY_ARGS,
 )
 
 
@@ -320,9 +322,14 @@ UNFOLLOW = CommandSpec(
     "stop following a topic or query",
     "/unfollow <topic>",
     changes=with_args,
+    max_args=QUERY_ARGS,
 )
 
 
 LATEST = CommandSpec(
-    "latest", latest, "the newest papers on a topic, a page at a time", "/latest [topic] [page]"
+    "latest",
+    latest,
+    "the newest papers on a topic, a page at a time",
+    "/latest [topic] [page]",
+    max_args=QUERY_ARGS,
 )
