@@ -88,6 +88,29 @@ async def handle_line(line: str, registry: Registry, ctx: Context) -> Reply | No
     return await registry.dispatch(command, ctx)
 
 
+class Prompt:
+    """The `you> ` prompt of the interactive chat, and whether it is waiting for a line:
+    an alert printed meanwhile draws it again below itself (scripted, there is none)."""
+
+    def __init__(self, stdout: TextIO, *, interactive: bool) -> None:
+        self._stdout, self._interactive = stdout, interactive
+        self.waiting = False
+
+    def show(self) -> None:
+        if self._interactive:
+            self._stdout.write(PROMPT)
+            self._stdout.flush()
+        self.waiting = True
+
+    def taken(self) -> None:
+        self.waiting = False
+
+    @property
+    def redraw(self) -> str:
+        """What goes after an alert: the prompt again, if it was waiting on screen."""
+        return PROMPT if self._interactive and self.waiting else ""
+
+
 async def run_console(
     registry: Registry,
     ctx: Context,
@@ -96,17 +119,19 @@ async def run_console(
     *,
     interactive: bool,
     log_file: Path | None = None,
+    prompt: Prompt | None = None,
 ) -> None:
     """Serve the terminal until end of input (Ctrl-D) or /quit; `log_file` is named in the
-    first line (where the log records go meanwhile)."""
+    first line (where the log records go meanwhile); `prompt` is shared with the
+    `ConsoleMessenger` that prints alerts between the replies."""
+    prompt = prompt or Prompt(stdout, interactive=interactive)
     if interactive:
         logs = f"; the log goes to {log_file}" if log_file is not None else ""
         stdout.write(f"paperwatch: type /help for commands, Ctrl-D to leave{logs}.\n")
     while True:
-        if interactive:
-            stdout.write(PROMPT)
-            stdout.flush()
+        prompt.show()
         line = await asyncio.to_thread(stdin.readline)
+        prompt.taken()
         if not line:
             break
         if line.strip().lower() in ("/quit", "/exit"):
@@ -122,12 +147,13 @@ class ConsoleMessenger:
 
     platform = Platform.CONSOLE
 
-    def __init__(self, stdout: TextIO) -> None:
-        self._stdout = stdout
+    def __init__(self, stdout: TextIO, prompt: Prompt | None = None) -> None:
+        self._stdout, self._prompt = stdout, prompt
 
     def render(self, chat: Chat, reply: Reply) -> list[str]:
         return [render_reply(reply)]
 
     async def deliver(self, chat: Chat, message: object) -> None:
-        self._stdout.write(f"\n{message}\n\n")
+        redraw = self._prompt.redraw if self._prompt is not None else ""
+        self._stdout.write(f"\n{message}\n\n{redraw}")
         self._stdout.flush()
