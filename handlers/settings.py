@@ -16,6 +16,7 @@ from bot.topics.resolve import resolve_topic
 from handlers.base import QUERY_ARGS, CommandSpec, Context, with_args
 from handlers.lookup import find_subscription
 from handlers.subscriptions import unknown_topic, usage_error
+from handlers.trends import broad_tag_warning
 
 
 def _describe(chat: Chat) -> str:
@@ -234,11 +235,13 @@ async def mute(cmd: Command, ctx: Context) -> Reply:
     where = f" in {scope_label}" if scope_label else ""
     if not created:
         return Reply.text(f"{tag.name} is already muted{where}.")
+    warning = None
+    if not scope:  # muted everywhere: say so when the tag is on much of what arrives
+        async with ctx.uow() as uow:
+            warning = await broad_tag_warning(uow, tag, ctx.clock().date())
+    muted_line = f"Muted {tag.name}{where}: such papers will not be sent."
     return Reply(
-        lines=(
-            f"Muted {tag.name}{where}: such papers will not be sent.",
-            f"/unmute {tag.name} undoes it.",
-        ),
+        lines=(muted_line, *filter(None, [warning]), f"/unmute {tag.name} undoes it."),
         changes_chat=True,
     )
 
