@@ -35,7 +35,7 @@ from bot.adapters.slack.messenger import SlackMessenger
 from bot.adapters.slack.render import render
 from bot.config import Settings, StartupError
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
-from bot.network import connect_failure, host_of, unreachable
+from bot.network import cannot_listen, connect_failure, host_of, unreachable
 from handlers.base import Context, Registry, RoleLookup
 from handlers.overview import overview
 from handlers.trends import momentum_chart
@@ -102,10 +102,12 @@ class SlackAdapter:
             return
         self._runner = web.AppRunner(self.app.web_app(path="/slack/events"))
         await self._runner.setup()
-        site = web.TCPSite(
-            self._runner, self._settings.slack_http_host, self._settings.slack_http_port
-        )
-        await site.start()
+        host, port = self._settings.slack_http_host, self._settings.slack_http_port
+        try:
+            await web.TCPSite(self._runner, host, port).start()
+        except OSError as exc:  # the port is taken, or not ours to open
+            line = cannot_listen("Slack's HTTP mode", host, port, exc, "SLACK_HTTP_PORT")
+            raise StartupError(line) from None
         log.info("slack adapter started mode=http port=%s", self._settings.slack_http_port)
 
     async def _check_tokens(self, *, socket_mode: bool) -> None:
