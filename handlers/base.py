@@ -23,9 +23,10 @@ from handlers.text import MAX_ARGS
 
 log = logging.getLogger(__name__)
 
-# The longest argument of a command that names a followed query (/follow, /unfollow,
-# /latest, /momentum, /mute ... in): the query language's limit, with room for a page
-# number or a tag beside the query.
+# The longest argument of a command that is a followed query (/follow, /unfollow,
+# /momentum): the query language's limit; with room for a page number or a tag beside the
+# query (/latest <query> <page>, /mute <tag> in <query>): QUERY_ARGS.
+QUERY_ONLY_ARGS = MAX_QUERY_CHARS
 QUERY_ARGS = MAX_QUERY_CHARS + 100
 
 # Who the caller is, asked only when a command would change the chat (it may cost a call

@@ -34,6 +34,7 @@ from bot.topics.tag_rules import query_key
 from bot.topics.tagger import Tagger
 from handlers.base import (
     QUERY_ARGS,
+    QUERY_ONLY_ARGS,
     CommandSpec,
     Context,
     ensure_digest_schedule,
@@ -312,7 +313,7 @@ FOLLOW = CommandSpec(
     f"/follow <topic or query>, e.g. /follow {EXAMPLE_TOPIC}"
     ' or /follow "diffusion policy" AND cat:cs.RO',
     changes=with_args,  # without a topic it only shows the usage
-    max_args=QUERY_ARGS,
+    max_args=QUERY_ONLY_ARGS,
 )
 
 
@@ -322,7 +323,7 @@ UNFOLLOW = CommandSpec(
     "stop following a topic or query",
     "/unfollow <topic>",
     changes=with_args,
-    max_args=QUERY_ARGS,
+    max_args=QUERY_ONLY_ARGS,
 )
 
 

@@ -23,7 +23,7 @@ from bot.topics.card import tag_name
 from bot.topics.momentum import Momentum, coverage_note, sentence, sparkline
 from bot.topics.resolve import resolve_topic
 from bot.topics.spike_rule import SpikeVerdict, is_spike
-from handlers.base import QUERY_ARGS, CommandSpec, Context
+from handlers.base import QUERY_ONLY_ARGS, CommandSpec, Context
 from handlers.lookup import find_subscription
 from handlers.subscriptions import EXAMPLE_TOPIC, unknown_topic, usage_error
 
@@ -251,7 +251,7 @@ MOMENTUM = CommandSpec(
     "how much is written on a topic lately; momentum alerts on or off",
     "/momentum [topic | alerts on|off]",
     changes=_switches,
-    max_args=QUERY_ARGS,
+    max_args=QUERY_ONLY_ARGS,
 )
 TRENDING = CommandSpec(
     "trending", trending, "topics rising fastest over the last four weeks", "/trending", max_args=0

@@ -73,7 +73,7 @@ async def test_a_query_up_to_the_query_languages_limit_can_be_followed(
     assert await followed(db) == []
     too_long = " OR ".join(f'"w{n:04d}"' for n in range(120))
     answer = await say(ctx, f"/follow {too_long}")
-    assert "Nothing was changed" in answer and await followed(db) == []
+    assert "at most 1,000). Nothing was changed" in answer and await followed(db) == []
 
 
 async def test_topics_beyond_the_limit_are_refused(db: Database, ctx: Context) -> None:
