@@ -271,11 +271,13 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
         listing = _listing(text, subs, ctx)
         if isinstance(listing, Reply):
             return listing
-        found = await uow.papers.count(listing.tags)
+        hidden = _muted_in(await uow.mutes.for_chat(chat.id) if chat else [], listing)
+        found = await uow.papers.count(listing.tags, without=hidden)
         pages = max(1, -(-found // size))
         if found and page > pages:  # with nothing found, every page says so
             return usage_error(LATEST.usage, f"There is no page {page}: these papers fill {pages}.")
-        papers = await uow.papers.latest(listing.tags, limit=size, offset=(page - 1) * size)
+        offset = (page - 1) * size
+        papers = await uow.papers.latest(listing.tags, size, offset, without=hidden)
         total = await uow.papers.count() if not papers else None
     if not papers:
         if total == 0:
@@ -283,9 +285,11 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
                 "No papers are stored yet.",
                 "They arrive with the next arXiv announcement (or run: paperwatch ingest).",
             )
-        return Reply.text("No papers on that yet. New ones will be sent to you as they appear.")
+        muted = " but with a tag you muted (/muted lists them)" if hidden else ""
+        return Reply.text(f"No papers on that yet{muted}. New ones reach you as they appear.")
     followed = {subscription_tag(s) for s in subs}
-    heading = listing.heading + (f", page {page} of {pages}:" if page > 1 else ":")
+    heading = listing.heading + (", muted tags left out" if hidden else "")
+    heading += f", page {page} of {pages}:" if page > 1 else ":"
     return Reply(
         lines=(heading,),
         papers=tuple(paper_item(ctx.catalog, p, followed, subs) for p in papers),
@@ -294,6 +298,12 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
         if page < pages
         else (),
     )
+
+
+def _muted_in(mutes: Sequence[tuple[str, str]], listing: _Listing) -> list[str]:
+    """The tags /latest leaves out, as alerts do: those muted everywhere, and those muted
+    within the one topic or query it lists."""
+    return [tag for tag, scope in mutes if not scope or (listing.key and scope == listing.key)]
 
 
 def _page_footer(listing: _Listing, page: int, pages: int) -> str | None:

@@ -61,3 +61,22 @@ async def test_sample_papers_never_make_a_tag_look_broad(
     lines = await say(ctx, "/mute RL for LLM Agents")
     assert lines[0].startswith("Muted RL for LLM Agents")
     assert not any("%" in line for line in lines)
+
+
+async def test_latest_leaves_out_what_is_muted(db: Database, small_catalog: Catalog) -> None:
+    """/mute promised "such papers will not be sent", yet /latest went on listing them first;
+    it now leaves out the tags muted everywhere, and within a topic those muted there."""
+    ctx = Context(uow=db.uow, catalog=small_catalog, clock=lambda: NOW)
+    await add(db, 2, "web-agents", "agentic-rag")
+    await add(db, 3, "web-agents")
+    await say(ctx, "/follow Web Agents")
+    assert (await say(ctx, "/latest Web Agents"))[0] == "Latest in Web Agents:"
+    await say(ctx, "/mute Agentic RAG")
+    reply = await handle_line("/latest Web Agents", REGISTRY, ctx)
+    assert reply is not None and len(reply.papers) == 3
+    assert all("agentic-rag" not in item.paper.tags for item in reply.papers)
+    assert "muted" in reply.lines[0]  # it says why fewer are listed
+    await say(ctx, "/unmute Agentic RAG")
+    await say(ctx, "/mute Agentic RAG in Web Agents")
+    reply = await handle_line("/latest Web Agents", REGISTRY, ctx)
+    assert reply is not None and len(reply.papers) == 3
