@@ -279,14 +279,16 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
         offset = (page - 1) * size
         papers = await uow.papers.latest(listing.tags, size, offset, without=hidden)
         total = await uow.papers.count() if not papers else None
+        muted = not papers and hidden and await uow.papers.count(listing.tags)
     if not papers:
         if total == 0:
             return Reply.text(
                 "No papers are stored yet.",
                 "They arrive with the next arXiv announcement (or run: paperwatch ingest).",
             )
-        muted = " but with a tag you muted (/muted lists them)" if hidden else ""
-        return Reply.text(f"No papers on that yet{muted}. New ones reach you as they appear.")
+        if muted:
+            return Reply.text("Every paper on that has a tag you muted; /muted lists them.")
+        return Reply.text("No papers on that yet. New ones reach you as they appear.")
     followed = {subscription_tag(s) for s in subs}
     heading = listing.heading + (", muted tags left out" if hidden else "")
     heading += f", page {page} of {pages}:" if page > 1 else ":"

@@ -80,3 +80,7 @@ async def test_latest_leaves_out_what_is_muted(db: Database, small_catalog: Cata
     await say(ctx, "/mute Agentic RAG in Web Agents")
     reply = await handle_line("/latest Web Agents", REGISTRY, ctx)
     assert reply is not None and len(reply.papers) == 3
+    await say(ctx, "/mute Web Agents")
+    assert await say(ctx, "/latest Web Agents") == [
+        "Every paper on that has a tag you muted; /muted lists them."
+    ]
