@@ -19,6 +19,7 @@ from rapidfuzz import fuzz, process
 from bot.domain import Topic
 from bot.topics.catalog import Catalog
 from bot.topics.document import tokenize, word_key
+from bot.topics.tagger import word_frequencies
 
 # A typo-tolerant match is taken as meant when it scores this high (0-100) and clearly
 # beats the next topic; below that, the closest topics are offered instead.
@@ -87,11 +88,20 @@ def resolve_topic(text: str, catalog: Catalog) -> Resolution:
     if wanted in index.exact:
         return Resolution(index.exact[wanted])
     ranked = _rank(topic_key(text), index, fuzz.ratio)
-    if ranked and ranked[0][1] >= ACCEPT_SCORE:
+    if ranked and ranked[0][1] >= ACCEPT_SCORE and _typo_of(topic_key(text), ranked[0][0], index):
         runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
         if ranked[0][1] - runner_up >= ACCEPT_MARGIN:
             return Resolution(ranked[0][0], exact=False)
     return Resolution(None, suggest(text, catalog))
+
+
+def _typo_of(typed: str, topic: Topic, index: _Index) -> bool:
+    """Whether the words typed that are not the topic's are typos, not words of their own:
+    "agnets" is a typo of "agents", but "learning" is a word, never a typo of "unlearning"
+    (a word is one arXiv abstracts use, `word_frequencies`)."""
+    own = {word for key, t in index.fuzzy.items() if t is topic for word in key.split()}
+    known = word_frequencies()
+    return not any(word in known for word in typed.split() if word not in own)
 
 
 def suggest(text: str, catalog: Catalog, limit: int = 3) -> tuple[Topic, ...]:
