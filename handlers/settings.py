@@ -137,8 +137,11 @@ def zone_name(text: str) -> str | None:
 async def timezone(cmd: Command, ctx: Context) -> Reply:
     """Set the chat's time zone (IANA name in any case, e.g. Europe/Berlin or utc)."""
     typed = cmd.args.strip()
-    if not typed:
-        return usage_error(TIMEZONE.usage, "Which time zone?")
+    if not typed:  # only shows the setting
+        async with ctx.uow() as uow:
+            chat = await uow.chats.get(cmd.chat)
+        zone = f"{chat.timezone}." if chat else "UTC (the default)."
+        return Reply.text(f"This chat's time zone is {zone}", f"Usage: {TIMEZONE.usage}")
     name = zone_name(typed)
     if name is None:
         close = process.extract(typed, sorted(_zones().values()), limit=3, score_cutoff=60)
