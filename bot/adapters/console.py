@@ -9,6 +9,9 @@ ending at end of input. Interactively the terminal is the chat's alone: log reco
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import threading
 import unicodedata
 from pathlib import Path
 from typing import TextIO
@@ -111,6 +114,38 @@ class Prompt:
         return PROMPT if self._interactive and self.waiting else ""
 
 
+async def read_line(stdin: TextIO) -> str:
+    """The next line typed ("" at end of input). From a terminal, a daemon thread reads it
+    straight from the file descriptor, so a Ctrl-C never waits for a line being typed (a
+    thread of the default executor, blocked in readline, kept asyncio.run waiting for
+    Enter); anything else is read in the default executor."""
+    if not stdin.isatty():
+        return await asyncio.to_thread(stdin.readline)
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+    threading.Thread(target=_read_fd_line, args=(stdin.fileno(), loop, line), daemon=True).start()
+    return await line
+
+
+def _read_fd_line(fd: int, loop: asyncio.AbstractEventLoop, line: asyncio.Future[str]) -> None:
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        try:
+            chunk = os.read(fd, 1)  # byte by byte: what follows the line stays for the next
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for it
+        loop.call_soon_threadsafe(_settle, line, data.decode(errors="replace"))
+
+
+def _settle(line: asyncio.Future[str], text: str) -> None:
+    if not line.done():
+        line.set_result(text)
+
+
 async def run_console(
     registry: Registry,
     ctx: Context,
@@ -130,7 +165,7 @@ async def run_console(
         stdout.write(f"paperwatch: type /help for commands, Ctrl-D to leave{logs}.\n")
     while True:
         prompt.show()
-        line = await asyncio.to_thread(stdin.readline)
+        line = await read_line(stdin)
         prompt.taken()
         if not line:
             break

@@ -178,6 +178,9 @@ class TypedLines:
     def readline(self) -> str:
         return self._lines.get()
 
+    def isatty(self) -> bool:
+        return False
+
 
 async def until(predicate: Callable[[], bool]) -> None:
     while True:
