@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.adapters.console import LOG_FILE, ConsoleMessenger, run_console
+from bot.adapters.console import LOG_FILE, ConsoleMessenger, Prompt, run_console
 from bot.arxiv.client import ArxivClient
 from bot.config import Settings, StartupError
 from bot.log_secrets import logging_to_file
@@ -311,8 +311,9 @@ async def run_bot(
         ctx = command_context(settings, db, catalog)
         adapters = build_adapters(settings, ctx)
         messengers: dict[str, Messenger] = {n: a.messenger for n, a in adapters.items()}
+        prompt = Prompt(stdout, interactive=interactive)
         if console:
-            messengers["console"] = ConsoleMessenger(stdout)
+            messengers["console"] = ConsoleMessenger(stdout, prompt)
             await load_sample_if_empty(db.uow, catalog)
         metrics = Metrics()
         scheduler = await _enter_jobs(
@@ -332,6 +333,7 @@ async def run_bot(
                 stdout,
                 interactive=interactive,
                 log_file=log_file,
+                prompt=prompt,
             )
         else:
             await wait_for_stop()

@@ -59,3 +59,14 @@ def unreachable(
         f"cannot reach {service} at {host_of(url)} ({reason}); check the network connection, "
         f"the proxy ({proxy}) and {setting}"
     )
+
+
+def cannot_listen(service: str, host: str, port: int, exc: OSError, setting: str) -> str:
+    """The one line for a server socket paperwatch cannot open: "cannot listen on
+    0.0.0.0:8443 for Telegram's webhook (the port is in use by another program); ..."."""
+    if exc.errno == errno.EADDRINUSE:
+        reason, advice = "the port is in use by another program", "stop that program or set"
+    else:
+        reason, advice = exc.strerror or str(exc), "set"
+    where = f"{host}:{port} for {service}"
+    return f"cannot listen on {where} ({reason}); {advice} {setting} to a free port"

@@ -107,15 +107,20 @@ class PaperStore(Protocol):
     async def get(self, arxiv_id: str) -> Paper | None: ...
 
     async def latest(
-        self, tags: Sequence[str] | None = None, limit: int = 5, offset: int = 0
+        self,
+        tags: Sequence[str] | None = None,
+        limit: int = 5,
+        offset: int = 0,
+        without: Sequence[str] = (),
     ) -> Sequence[Paper]:
-        """Newest first (announced, then arXiv id, descending), with any of `tags` if given,
-        `limit` of them after the first `offset`; each paper carries its stored tags,
-        sorted."""
+        """Newest first (announced, then arXiv id, descending), with any of `tags` if given
+        and none of `without`, `limit` of them after the first `offset`; each paper carries
+        its stored tags, sorted."""
         ...
 
-    async def count(self, tags: Sequence[str] | None = None) -> int:
-        """Papers stored, or those with any of `tags`: as many as `latest` can page through."""
+    async def count(self, tags: Sequence[str] | None = None, without: Sequence[str] = ()) -> int:
+        """Papers stored, or those with any of `tags`, and none of `without`: as many as
+        `latest` can page through."""
         ...
 
     async def tags_with_why(self, arxiv_id: str) -> Sequence[tuple[str, tuple[str, ...]]]:

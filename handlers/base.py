@@ -17,10 +17,17 @@ from bot.domain import Chat, Command, DigestMode, Reply, Role
 from bot.ports import Clock, UnitOfWork
 from bot.topics.catalog import Catalog
 from bot.topics.chat_times import WEEKDAYS, next_digest_at
+from bot.topics.query_tree import MAX_QUERY_CHARS
 from handlers.rate_limit import CommandRateLimit, Verdict
 from handlers.text import MAX_ARGS
 
 log = logging.getLogger(__name__)
+
+# The longest argument of a command that is a followed query (/follow, /unfollow,
+# /momentum): the query language's limit; with room for a page number or a tag beside the
+# query (/latest <query> <page>, /mute <tag> in <query>): QUERY_ARGS.
+QUERY_ONLY_ARGS = MAX_QUERY_CHARS
+QUERY_ARGS = MAX_QUERY_CHARS + 100
 
 # Who the caller is, asked only when a command would change the chat (it may cost a call
 # to the platform, e.g. Telegram's getChatMember).

@@ -13,9 +13,10 @@ from bot.domain import Chat, Command, DigestMode, Reply, Subscription
 from bot.topics.card import tag_name
 from bot.topics.chat_times import WEEKDAYS, next_digest_at, parse_hhmm
 from bot.topics.resolve import resolve_topic
-from handlers.base import CommandSpec, Context, with_args
+from handlers.base import QUERY_ARGS, CommandSpec, Context, with_args
 from handlers.lookup import find_subscription
 from handlers.subscriptions import unknown_topic, usage_error
+from handlers.trends import broad_tag_warning
 
 
 def _describe(chat: Chat) -> str:
@@ -136,8 +137,11 @@ def zone_name(text: str) -> str | None:
 async def timezone(cmd: Command, ctx: Context) -> Reply:
     """Set the chat's time zone (IANA name in any case, e.g. Europe/Berlin or utc)."""
     typed = cmd.args.strip()
-    if not typed:
-        return usage_error(TIMEZONE.usage, "Which time zone?")
+    if not typed:  # only shows the setting
+        async with ctx.uow() as uow:
+            chat = await uow.chats.get(cmd.chat)
+        zone = f"{chat.timezone}." if chat else "UTC (the default)."
+        return Reply.text(f"This chat's time zone is {zone}", f"Usage: {TIMEZONE.usage}")
     name = zone_name(typed)
     if name is None:
         close = process.extract(typed, sorted(_zones().values()), limit=3, score_cutoff=60)
@@ -234,11 +238,13 @@ async def mute(cmd: Command, ctx: Context) -> Reply:
     where = f" in {scope_label}" if scope_label else ""
     if not created:
         return Reply.text(f"{tag.name} is already muted{where}.")
+    warning = None
+    if not scope:  # muted everywhere: say so when the tag is on much of what arrives
+        async with ctx.uow() as uow:
+            warning = await broad_tag_warning(uow, tag, ctx.clock().date())
+    muted_line = f"Muted {tag.name}{where}: such papers will not be sent."
     return Reply(
-        lines=(
-            f"Muted {tag.name}{where}: such papers will not be sent.",
-            f"/unmute {tag.name} undoes it.",
-        ),
+        lines=(muted_line, *filter(None, [warning]), f"/unmute {tag.name} undoes it."),
         changes_chat=True,
     )
 
@@ -310,6 +316,7 @@ MUTE = CommandSpec(
     "never send papers with a tag (optionally within one topic)",
     "/mute <tag> [in <followed topic>]",
     changes=with_args,
+    max_args=QUERY_ARGS,
 )
 UNMUTE = CommandSpec(
     "unmute", unmute, "send papers with a tag again", "/unmute <tag>", changes=with_args

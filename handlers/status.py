@@ -22,13 +22,24 @@ def _day(day: date) -> str:
 
 
 def describe(
-    states: Sequence[PollState], papers: int, now: datetime, *, sample_only: bool = False
+    states: Sequence[PollState],
+    papers: int,
+    now: datetime,
+    *,
+    sample_only: bool = False,
+    newest: date | None = None,
 ) -> list[str]:
     """Plain sentences about the arXiv sources, for chat and terminal alike; `sample_only`
-    when every stored paper is one of the bundled sample (none came from arXiv)."""
+    when every stored paper is one of the bundled sample (none came from arXiv); `newest`,
+    the newest announcement date of a paper from arXiv in the index, if known."""
     rss = [s for s in states if s.source.startswith("rss:")]
     lines: list[str] = []
-    if not rss or rss[0].last_announced is None:
+    if (not rss or rss[0].last_announced is None) and newest is not None:
+        lines.append(
+            "No daily announcement has been polled yet; the newest paper in the index, stored "
+            f"from a file or a backfill, was announced on {_day(newest)}."
+        )
+    elif not rss or rss[0].last_announced is None:
         lines.append("No arXiv announcement has been stored yet.")
     else:
         state = rss[0]
@@ -71,4 +82,5 @@ async def status(cmd: Command, ctx: Context) -> Reply:
         papers = await uow.papers.count()
         from_arxiv = await uow.momentum.latest_announced() if papers else None
     sample_only = papers > 0 and from_arxiv is None
-    return Reply.text(*describe(states, papers, ctx.clock(), sample_only=sample_only))
+    lines = describe(states, papers, ctx.clock(), sample_only=sample_only, newest=from_arxiv)
+    return Reply.text(*lines)

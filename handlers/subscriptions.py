@@ -33,6 +33,8 @@ from bot.topics.resolve import looks_like_query, resolve_topic
 from bot.topics.tag_rules import query_key
 from bot.topics.tagger import Tagger
 from handlers.base import (
+    QUERY_ARGS,
+    QUERY_ONLY_ARGS,
     CommandSpec,
     Context,
     ensure_digest_schedule,
@@ -269,21 +271,27 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
         listing = _listing(text, subs, ctx)
         if isinstance(listing, Reply):
             return listing
-        found = await uow.papers.count(listing.tags)
+        hidden = _muted_in(await uow.mutes.for_chat(chat.id) if chat else [], listing)
+        found = await uow.papers.count(listing.tags, without=hidden)
         pages = max(1, -(-found // size))
         if found and page > pages:  # with nothing found, every page says so
             return usage_error(LATEST.usage, f"There is no page {page}: these papers fill {pages}.")
-        papers = await uow.papers.latest(listing.tags, limit=size, offset=(page - 1) * size)
+        offset = (page - 1) * size
+        papers = await uow.papers.latest(listing.tags, size, offset, without=hidden)
         total = await uow.papers.count() if not papers else None
+        muted = not papers and hidden and await uow.papers.count(listing.tags)
     if not papers:
         if total == 0:
             return Reply.text(
                 "No papers are stored yet.",
                 "They arrive with the next arXiv announcement (or run: paperwatch ingest).",
             )
-        return Reply.text("No papers on that yet. New ones will be sent to you as they appear.")
+        if muted:
+            return Reply.text("Every paper on that has a tag you muted; /muted lists them.")
+        return Reply.text("No papers on that yet. New ones reach you as they appear.")
     followed = {subscription_tag(s) for s in subs}
-    heading = listing.heading + (f", page {page} of {pages}:" if page > 1 else ":")
+    heading = listing.heading + (", muted tags left out" if hidden else "")
+    heading += f", page {page} of {pages}:" if page > 1 else ":"
     return Reply(
         lines=(heading,),
         papers=tuple(paper_item(ctx.catalog, p, followed, subs) for p in papers),
@@ -292,6 +300,12 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
         if page < pages
         else (),
     )
+
+
+def _muted_in(mutes: Sequence[tuple[str, str]], listing: _Listing) -> list[str]:
+    """The tags /latest leaves out, as alerts do: those muted everywhere, and those muted
+    within the one topic or query it lists."""
+    return [tag for tag, scope in mutes if not scope or (listing.key and scope == listing.key)]
 
 
 def _page_footer(listing: _Listing, page: int, pages: int) -> str | None:
@@ -311,6 +325,7 @@ FOLLOW = CommandSpec(
     f"/follow <topic or query>, e.g. /follow {EXAMPLE_TOPIC}"
     ' or /follow "diffusion policy" AND cat:cs.RO',
     changes=with_args,  # without a topic it only shows the usage
+    max_args=QUERY_ONLY_ARGS,
 )
 
 
@@ -320,9 +335,14 @@ UNFOLLOW = CommandSpec(
     "stop following a topic or query",
     "/unfollow <topic>",
     changes=with_args,
+    max_args=QUERY_ONLY_ARGS,
 )
 
 
 LATEST = CommandSpec(
-    "latest", latest, "the newest papers on a topic, a page at a time", "/latest [topic] [page]"
+    "latest",
+    latest,
+    "the newest papers on a topic, a page at a time",
+    "/latest [topic] [page]",
+    max_args=QUERY_ARGS,
 )

@@ -13,7 +13,7 @@ TOPICS_SHOWN = 12
 
 async def topics(cmd: Command, ctx: Context) -> Reply:
     """Search the catalog (or list it)."""
-    found = search(cmd.args, ctx.catalog, limit=TOPICS_SHOWN + 1) if cmd.args else None
+    found = search(cmd.args, ctx.catalog, limit=len(ctx.catalog.topics)) if cmd.args else None
     shown = found if found is not None else ctx.catalog.topics
     if not shown:
         return Reply.text(f'No topic matches "{cmd.args}".', "/topics without words lists them.")
@@ -26,9 +26,8 @@ async def topics(cmd: Command, ctx: Context) -> Reply:
         for t in shown[:TOPICS_SHOWN]
     ]
     if len(shown) > TOPICS_SHOWN:
-        lines.append(
-            f"… and {len(shown) - TOPICS_SHOWN} more: add words to narrow it, e.g. /topics agents"
-        )
+        example = "" if cmd.args else ", e.g. /topics agents"
+        lines.append(f"… and {len(shown) - TOPICS_SHOWN} more: add words to narrow it{example}")
     lines.append("/topic <name> shows one; /follow <name> follows it.")
     return Reply(lines=tuple(lines))
 

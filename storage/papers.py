@@ -269,13 +269,16 @@ class PaperRepository:
         return _paper(row, (await self._tags_for([row.id])).get(row.id, ()))
 
     async def latest(
-        self, tags: Sequence[str] | None = None, limit: int = 5, offset: int = 0
+        self,
+        tags: Sequence[str] | None = None,
+        limit: int = 5,
+        offset: int = 0,
+        without: Sequence[str] = (),
     ) -> list[Paper]:
         """Newest papers first (by announcement, then arXiv id), optionally with any of
-        `tags`: `limit` of them after the first `offset` (a page of /latest)."""
-        stmt = select(PaperRow)
-        if tags is not None:
-            stmt = stmt.where(PaperRow.id.in_(_tagged(tags)))
+        `tags` and none of `without`: `limit` of them after the first `offset` (a page of
+        /latest)."""
+        stmt = _filtered(select(PaperRow), tags, without)
         stmt = (
             stmt.order_by(PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc())
             .limit(limit)
@@ -321,12 +324,18 @@ class PaperRepository:
             result.setdefault(paper_id, []).append(tag)
         return result
 
-    async def count(self, tags: Sequence[str] | None = None) -> int:
-        """Papers stored, or those with any of `tags`."""
-        stmt = select(func.count(PaperRow.id))
-        if tags is not None:
-            stmt = stmt.where(PaperRow.id.in_(_tagged(tags)))
+    async def count(self, tags: Sequence[str] | None = None, without: Sequence[str] = ()) -> int:
+        """Papers stored, or those with any of `tags`, and none of `without`."""
+        stmt = _filtered(select(func.count(PaperRow.id)), tags, without)
         return int((await self._s.execute(stmt)).scalar_one())
+
+
+def _filtered(stmt: Any, tags: Sequence[str] | None, without: Sequence[str]) -> Any:
+    if tags is not None:
+        stmt = stmt.where(PaperRow.id.in_(_tagged(tags)))
+    if without:
+        stmt = stmt.where(PaperRow.id.not_in(_tagged(without)))
+    return stmt
 
 
 def _tagged(tags: Sequence[str]) -> Any:

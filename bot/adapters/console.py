@@ -9,6 +9,9 @@ ending at end of input. Interactively the terminal is the chat's alone: log reco
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import threading
 import unicodedata
 from pathlib import Path
 from typing import TextIO
@@ -88,6 +91,61 @@ async def handle_line(line: str, registry: Registry, ctx: Context) -> Reply | No
     return await registry.dispatch(command, ctx)
 
 
+class Prompt:
+    """The `you> ` prompt of the interactive chat, and whether it is waiting for a line:
+    an alert printed meanwhile draws it again below itself (scripted, there is none)."""
+
+    def __init__(self, stdout: TextIO, *, interactive: bool) -> None:
+        self._stdout, self._interactive = stdout, interactive
+        self.waiting = False
+
+    def show(self) -> None:
+        if self._interactive:
+            self._stdout.write(PROMPT)
+            self._stdout.flush()
+        self.waiting = True
+
+    def taken(self) -> None:
+        self.waiting = False
+
+    @property
+    def redraw(self) -> str:
+        """What goes after an alert: the prompt again, if it was waiting on screen."""
+        return PROMPT if self._interactive and self.waiting else ""
+
+
+async def read_line(stdin: TextIO) -> str:
+    """The next line typed ("" at end of input). From a terminal, a daemon thread reads it
+    straight from the file descriptor, so a Ctrl-C never waits for a line being typed (a
+    thread of the default executor, blocked in readline, kept asyncio.run waiting for
+    Enter); anything else is read in the default executor."""
+    if not stdin.isatty():
+        return await asyncio.to_thread(stdin.readline)
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+    threading.Thread(target=_read_fd_line, args=(stdin.fileno(), loop, line), daemon=True).start()
+    return await line
+
+
+def _read_fd_line(fd: int, loop: asyncio.AbstractEventLoop, line: asyncio.Future[str]) -> None:
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        try:
+            chunk = os.read(fd, 1)  # byte by byte: what follows the line stays for the next
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for it
+        loop.call_soon_threadsafe(_settle, line, data.decode(errors="replace"))
+
+
+def _settle(line: asyncio.Future[str], text: str) -> None:
+    if not line.done():
+        line.set_result(text)
+
+
 async def run_console(
     registry: Registry,
     ctx: Context,
@@ -96,17 +154,19 @@ async def run_console(
     *,
     interactive: bool,
     log_file: Path | None = None,
+    prompt: Prompt | None = None,
 ) -> None:
     """Serve the terminal until end of input (Ctrl-D) or /quit; `log_file` is named in the
-    first line (where the log records go meanwhile)."""
+    first line (where the log records go meanwhile); `prompt` is shared with the
+    `ConsoleMessenger` that prints alerts between the replies."""
+    prompt = prompt or Prompt(stdout, interactive=interactive)
     if interactive:
         logs = f"; the log goes to {log_file}" if log_file is not None else ""
         stdout.write(f"paperwatch: type /help for commands, Ctrl-D to leave{logs}.\n")
     while True:
-        if interactive:
-            stdout.write(PROMPT)
-            stdout.flush()
-        line = await asyncio.to_thread(stdin.readline)
+        prompt.show()
+        line = await read_line(stdin)
+        prompt.taken()
         if not line:
             break
         if line.strip().lower() in ("/quit", "/exit"):
@@ -122,12 +182,13 @@ class ConsoleMessenger:
 
     platform = Platform.CONSOLE
 
-    def __init__(self, stdout: TextIO) -> None:
-        self._stdout = stdout
+    def __init__(self, stdout: TextIO, prompt: Prompt | None = None) -> None:
+        self._stdout, self._prompt = stdout, prompt
 
     def render(self, chat: Chat, reply: Reply) -> list[str]:
         return [render_reply(reply)]
 
     async def deliver(self, chat: Chat, message: object) -> None:
-        self._stdout.write(f"\n{message}\n\n")
+        redraw = self._prompt.redraw if self._prompt is not None else ""
+        self._stdout.write(f"\n{message}\n\n{redraw}")
         self._stdout.flush()

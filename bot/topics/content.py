@@ -107,8 +107,10 @@ def digest(
     sections = []
     total = 0
     for sub in audience.subscriptions:
-        found = sorted(
-            placed[sub.tag], key=lambda p: (-len(audience.reasons(p)), -_day(p), p.arxiv_id)
+        found = sorted(  # best first, then newer: the order /latest shows them in
+            placed[sub.tag],
+            key=lambda p: (len(audience.reasons(p)), _day(p), p.arxiv_id),
+            reverse=True,
         )
         if not found:
             continue

@@ -19,6 +19,7 @@ from rapidfuzz import fuzz, process
 from bot.domain import Topic
 from bot.topics.catalog import Catalog
 from bot.topics.document import tokenize, word_key
+from bot.topics.tagger import word_frequencies
 
 # A typo-tolerant match is taken as meant when it scores this high (0-100) and clearly
 # beats the next topic; below that, the closest topics are offered instead.
@@ -87,11 +88,20 @@ def resolve_topic(text: str, catalog: Catalog) -> Resolution:
     if wanted in index.exact:
         return Resolution(index.exact[wanted])
     ranked = _rank(topic_key(text), index, fuzz.ratio)
-    if ranked and ranked[0][1] >= ACCEPT_SCORE:
+    if ranked and ranked[0][1] >= ACCEPT_SCORE and _typo_of(topic_key(text), ranked[0][0], index):
         runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
         if ranked[0][1] - runner_up >= ACCEPT_MARGIN:
             return Resolution(ranked[0][0], exact=False)
     return Resolution(None, suggest(text, catalog))
+
+
+def _typo_of(typed: str, topic: Topic, index: _Index) -> bool:
+    """Whether the words typed that are not the topic's are typos, not words of their own:
+    "agnets" is a typo of "agents", but "learning" is a word, never a typo of "unlearning"
+    (a word is one arXiv abstracts use, `word_frequencies`)."""
+    own = {word for key, t in index.fuzzy.items() if t is topic for word in key.split()}
+    known = word_frequencies()
+    return not any(word in known for word in typed.split() if word not in own)
 
 
 def suggest(text: str, catalog: Catalog, limit: int = 3) -> tuple[Topic, ...]:
@@ -121,18 +131,23 @@ def _rank(wanted: str, index: _Index, scorer: Any) -> list[tuple[Topic, float]]:
 
 
 def search(words: str, catalog: Catalog, limit: int = 10) -> tuple[Topic, ...]:
-    """Catalog topics for /topics: every word in name, alias or description, else fuzzy."""
+    """Catalog topics for /topics: every word in name, alias or description, else fuzzy.
+    Topics whose name or aliases hold every word come first ("/topics agents" starts with
+    the topics called "... Agents"), each group in catalog order."""
     glossary = _index(catalog).glossary
     wanted = set(topic_key(words, glossary).split())
     if not wanted:
         return catalog.topics[:limit]
     hits = [topic for topic in catalog.topics if wanted <= _search_words(topic, glossary)]
+    hits.sort(key=lambda topic: not wanted <= _search_words(topic, glossary, named=True))
     return tuple(hits[:limit]) or suggest(words, catalog, limit=min(limit, 5))
 
 
-def _search_words(topic: Topic, glossary: tuple[tuple[str, str], ...]) -> set[str]:
-    """The words /topics finds a topic by: of its name, aliases and description, both as
-    written and with the glossary's abbreviations ("reinforcement" and "rl" both find
-    Reinforcement Learning, whose key contracts the phrase to "rl")."""
-    text = " ".join((topic.name, *topic.aliases, topic.description))
+def _search_words(
+    topic: Topic, glossary: tuple[tuple[str, str], ...], *, named: bool = False
+) -> set[str]:
+    """The words /topics finds a topic by: of its name, aliases and (unless `named`)
+    description, both as written and with the glossary's abbreviations ("reinforcement"
+    and "rl" both find Reinforcement Learning, whose key contracts the phrase to "rl")."""
+    text = " ".join((topic.name, *topic.aliases, *(() if named else (topic.description,))))
     return set(topic_key(text, glossary).split()) | set(topic_key(text).split())

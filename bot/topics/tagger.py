@@ -71,7 +71,9 @@ def _cost(option: frozenset[Anchor]) -> tuple[int, float]:
 
 
 @cache
-def _frequencies() -> dict[str, float]:
+def word_frequencies() -> dict[str, float]:
+    """Word key -> share of abstracts containing it (`word_frequencies.tsv`): the common
+    words of arXiv's writing."""
     text = resources.files("bot.topics").joinpath("word_frequencies.tsv").read_text("utf-8")
     rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
     return {word: float(share) for word, share in rows}
@@ -79,7 +81,7 @@ def _frequencies() -> dict[str, float]:
 
 def _frequency(word: str) -> float:
     """Share of abstracts containing `word`; rare words (not in the table) count as 0.001."""
-    return _frequencies().get(word, 0.001)
+    return word_frequencies().get(word, 0.001)
 
 
 class Tagger:

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import queue
+from collections.abc import Callable
 
 import pytest
 
-from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply, run_console
+from bot.adapters.console import (
+    CONSOLE_CHAT,
+    PROMPT,
+    ConsoleMessenger,
+    Prompt,
+    handle_line,
+    render_reply,
+    run_console,
+)
+from bot.domain import Chat, Platform
 from bot.services.ingest import load_sample_if_empty, sample_papers
 from handlers.base import Context
 from handlers.registry import REGISTRY
@@ -151,3 +163,47 @@ async def test_run_console_scripted(db: Database, ctx: Context) -> None:
     assert "Now following RL for LLM Agents" in text
     assert text.count("• ") == ctx.latest_limit
     assert "You follow" not in text  # nothing after /quit runs
+
+
+class TypedLines:
+    """A terminal's input: `readline` blocks (in run_console's worker thread) until the test
+    types a line."""
+
+    def __init__(self) -> None:
+        self._lines: queue.Queue[str] = queue.Queue()
+
+    def type(self, line: str) -> None:
+        self._lines.put(line)
+
+    def readline(self) -> str:
+        return self._lines.get()
+
+    def isatty(self) -> bool:
+        return False
+
+
+async def until(predicate: Callable[[], bool]) -> None:
+    while True:
+        if predicate():
+            return
+        await asyncio.sleep(0.001)
+
+
+@pytest.mark.parametrize("interactive", [True, False])
+async def test_an_alert_between_replies_draws_the_prompt_again(
+    ctx: Context, interactive: bool
+) -> None:
+    """An alert printed while the chat waits for a line used to leave the terminal without
+    its `you>` prompt; scripted (no prompt at all), the alert is printed alone."""
+    stdin, out = TypedLines(), io.StringIO()
+    prompt = Prompt(out, interactive=interactive)
+    chat = Chat(id=1, platform=Platform.CONSOLE, external_id=CONSOLE_CHAT.external_id)
+    task = asyncio.create_task(
+        run_console(REGISTRY, ctx, stdin, out, interactive=interactive, prompt=prompt)
+    )
+    await until(lambda: prompt.waiting)
+    await ConsoleMessenger(out, prompt).deliver(chat, "New on Web Agents: a paper")
+    expected = "New on Web Agents: a paper\n\n" + (PROMPT if interactive else "")
+    assert out.getvalue().endswith(expected)
+    stdin.type("/quit\n")
+    await task

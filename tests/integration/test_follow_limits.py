@@ -14,6 +14,7 @@ from bot.config import Settings
 from bot.domain import Command, SubscriptionKind
 from bot.services.ingest import load_sample_if_empty
 from bot.topics.content import Audience, alert
+from bot.topics.query_tree import MAX_QUERY_CHARS
 from bot.topics.tagger import Tagger
 from handlers.base import Context
 from handlers.following import LIST_PAGE
@@ -57,6 +58,22 @@ async def test_queries_beyond_the_limit_are_refused(db: Database, ctx: Context) 
     # Making room works.
     assert "Stopped following" in await say(ctx, '/unfollow "word0" AND agent*')
     assert "Now following your query" in await say(ctx, '/follow "one more" AND agent*')
+
+
+async def test_a_query_up_to_the_query_languages_limit_can_be_followed(
+    db: Database, ctx: Context
+) -> None:
+    """The query language takes 1,000 characters (README); /follow refused anything over
+    300, so a 600-character query was "too long" for a reason the README does not give."""
+    query = " OR ".join(f'"word{n}"' for n in range(50))  # 586 characters, 50 terms
+    assert 300 < len(query) < MAX_QUERY_CHARS
+    assert "Now following your query" in await say(ctx, f"/follow {query}")
+    assert "too long" not in await say(ctx, f"/latest {query} 2")
+    assert "Stopped following" in await say(ctx, f"/unfollow {query}")
+    assert await followed(db) == []
+    too_long = " OR ".join(f'"w{n:04d}"' for n in range(120))
+    answer = await say(ctx, f"/follow {too_long}")
+    assert "at most 1,000). Nothing was changed" in answer and await followed(db) == []
 
 
 async def test_topics_beyond_the_limit_are_refused(db: Database, ctx: Context) -> None:

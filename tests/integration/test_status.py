@@ -6,8 +6,8 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 
 from bot.adapters.console import handle_line, render_reply
-from bot.domain import PollState
-from bot.services.ingest import load_sample_if_empty
+from bot.domain import Paper, PollState
+from bot.services.ingest import load_sample_if_empty, store
 from handlers.base import Context
 from handlers.registry import REGISTRY
 from storage.database import Database
@@ -33,6 +33,23 @@ async def test_status_says_when_only_the_sample_is_stored(db: Database, ctx: Con
     await load_sample_if_empty(db.uow, ctx.catalog)
     text = await status_text(ctx)
     assert "Papers in the index: 30, all from the bundled sample" in text
+
+
+async def test_status_after_an_ingest_from_a_file(db: Database, ctx: Context) -> None:
+    """`paperwatch ingest --file` (or a backfill) stores arXiv papers without a poll of the
+    daily feed; /status said "No arXiv announcement has been stored yet." beside "Papers in
+    the index: 367", which read as if the ingest had failed."""
+    paper = Paper(arxiv_id="2411.18279", title="A paper", announced=date(2024, 11, 28))
+    async with db.uow() as uow:
+        await store(uow, [paper], None, SATURDAY)
+        await uow.commit()
+    text = await status_text(ctx)
+    assert "No arXiv announcement has been stored yet." not in text
+    assert (
+        "No daily announcement has been polled yet; the newest paper in the index, stored "
+        "from a file or a backfill, was announced on Thu 28 Nov 2024." in text
+    )
+    assert "Papers in the index: 1." in text
 
 
 async def test_status_after_a_good_and_a_failed_poll(db: Database, ctx: Context) -> None:

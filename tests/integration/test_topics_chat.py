@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from bot.adapters.console import handle_line, render_reply
+from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
 from bot.services.ingest import load_sample_if_empty
 from bot.topics.catalog import Catalog, load_catalog
+from bot.topics.resolve import search
 from handlers.base import Context
 from handlers.registry import REGISTRY
 from storage.database import Database
@@ -23,6 +24,12 @@ def catalog() -> Catalog:
 async def ctx(db: Database, catalog: Catalog) -> Context:
     await load_sample_if_empty(db.uow, catalog)
     return Context(uow=db.uow, catalog=catalog)
+
+
+async def followed_slugs(ctx: Context) -> list[str]:
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(CONSOLE_CHAT)
+        return [s.target for s in await uow.subscriptions.for_chat(chat.id)] if chat else []
 
 
 async def say(ctx: Context, line: str) -> str:
@@ -44,6 +51,23 @@ async def say(ctx: Context, line: str) -> str:
 )
 async def test_follow_understands_people(ctx: Context, typed: str, topic: str) -> None:
     assert f"Now following {topic}." in await say(ctx, f"/follow {typed}")
+
+
+@pytest.mark.parametrize(
+    ("typed", "not_meant"),
+    [("Machine Learning", "Machine Unlearning"), ("machine learnings", "Machine Unlearning")],
+)
+async def test_a_real_word_is_not_read_as_a_typo_of_another(
+    ctx: Context, typed: str, not_meant: str
+) -> None:
+    """ "/follow Machine Learning" answered "Now following Machine Unlearning": one real word
+    read as a typo of another. A name that differs from what was typed by a word that is a
+    word of its own is offered, not followed."""
+    reply = await handle_line(f"/follow {typed}", REGISTRY, ctx)
+    assert reply is not None and reply.is_error
+    text = render_reply(reply)
+    assert "Now following" not in text and "Did you mean:" in text
+    assert not_meant not in await followed_slugs(ctx)  # nothing was followed
 
 
 async def test_ambiguous_input_offers_three_candidates(ctx: Context) -> None:
@@ -96,6 +120,23 @@ async def test_topics_topic_and_why(ctx: Context) -> None:
     assert reasons > 1 and all(line.startswith("• ") for line in lines[reasons + 1 :])
     assert "RL for LLM Agents" in why
     assert "reinforcement learning" in why.lower()
+
+
+async def test_topics_shows_name_matches_first_and_counts_the_rest(
+    ctx: Context, catalog: Catalog
+) -> None:
+    """`/topics agents` is about the topics called "... Agents": they come before those that
+    only mention agents in their description, and "… and N more" counts every other match
+    (it said "1 more" whenever there were more than twelve)."""
+    found = await say(ctx, "/topics agents")
+    shown = [line[2:].split(":")[0] for line in found.splitlines() if line.startswith("• ")]
+    assert shown[0] == "RL for LLM Agents" and "LLM Agents" in shown
+    assert "Reinforcement Learning" not in shown  # "agents" only in its description
+    more = re.search(r"… and (\d+) more", found)
+    assert more is not None
+    matching = len(search("agents", catalog, limit=len(catalog.topics)))
+    assert int(more.group(1)) == matching - len(shown) > 1
+    assert "e.g. /topics agents" not in found  # no example that repeats what was typed
 
 
 async def test_why_takes_every_id_latest_shows(ctx: Context) -> None:

@@ -180,22 +180,26 @@ class FakePapers:
         return self._tagged(paper) if paper else None
 
     async def latest(
-        self, tags: Sequence[str] | None = None, limit: int = 5, offset: int = 0
+        self,
+        tags: Sequence[str] | None = None,
+        limit: int = 5,
+        offset: int = 0,
+        without: Sequence[str] = (),
     ) -> Sequence[Paper]:
-        papers = self._with(tags)
+        papers = self._with(tags, without)
         papers.sort(key=lambda p: p.arxiv_id, reverse=True)
         papers.sort(key=lambda p: p.announced or date.min, reverse=True)
         papers.sort(key=lambda p: p.announced is None)  # undated last
         return papers[offset : offset + limit]
 
-    async def count(self, tags: Sequence[str] | None = None) -> int:
-        return len(self._with(tags))
+    async def count(self, tags: Sequence[str] | None = None, without: Sequence[str] = ()) -> int:
+        return len(self._with(tags, without))
 
-    def _with(self, tags: Sequence[str] | None) -> list[Paper]:
+    def _with(self, tags: Sequence[str] | None, without: Sequence[str] = ()) -> list[Paper]:
         papers = [self._tagged(p) for p in self._state.papers.values()]
         if tags is not None:
             papers = [p for p in papers if set(p.tags) & set(tags)]
-        return papers
+        return [p for p in papers if not set(p.tags) & set(without)]
 
     async def tags_with_why(self, arxiv_id: str) -> Sequence[tuple[str, tuple[str, ...]]]:
         return sorted(self._state.tags.get(arxiv_id, {}).items())

@@ -8,6 +8,7 @@ import pytest
 
 from bot import buttons
 from bot.domain import Action, Button
+from bot.services.ingest import sample_papers
 from bot.topics.catalog import load_catalog
 
 KEY = buttons.button_key("123456:test")
@@ -57,3 +58,20 @@ def test_every_catalog_topic_fits_in_a_button() -> None:
             assert len(data.encode()) <= buttons.MAX_BYTES
     query_tag = "q:" + "0" * 16
     assert buttons.encode(Button("x", Action.LATEST, query_tag), "-100123", KEY, on=DAY)
+
+
+def test_every_sample_papers_why_button_fits_and_reads_back_signed() -> None:
+    """A `sample:` key with its signature passed 64 bytes, so "Why this paper?" was dropped
+    for sample papers; the key now travels packed, and is still signed for its chat."""
+    for paper in sample_papers():
+        why = Button("Why this paper?", Action.WHY, paper.arxiv_id)
+        data = buttons.encode(why, "-1001234567890", KEY, on=DAY)
+        assert data is not None and len(data.encode()) <= buttons.MAX_BYTES, paper.arxiv_id
+        pressed = buttons.decode(data, "-1001234567890", KEY, on=DAY)
+        assert pressed is not None and (pressed.action, pressed.arg) == (Action.WHY, paper.arxiv_id)
+        assert buttons.decode(data, "111", KEY, on=DAY) is None
+        tampered = data[:-1] + ("A" if data[-1] != "A" else "B")
+        assert buttons.decode(tampered, "-1001234567890", KEY, on=DAY) is None
+    garbage = buttons.encode(Button("x", Action.WHY, "sample:a"), "1", KEY, on=DAY)
+    assert garbage is not None
+    assert buttons.decode(garbage[:-1] + "!", "1", KEY, on=DAY) is None

@@ -140,3 +140,12 @@ async def test_list_offers_unfollow_for_queries_too(ctx: Context) -> None:
 async def test_help_says_trending_covers_four_weeks(ctx: Context) -> None:
     text = "\n".join((await say(ctx, "/help")).lines)
     assert "/trending: topics rising fastest over the last four weeks" in text
+
+
+async def test_timezone_alone_says_which_one_is_set(ctx: Context) -> None:
+    """Alone, /timezone asked "Which time zone?" and never said which one the chat has."""
+    first = await say(ctx, "/timezone")
+    assert first.lines[0] == "This chat's time zone is UTC (the default)."
+    assert "Usage: /timezone Europe/Berlin" in first.lines[1] and not first.changes_chat
+    await say(ctx, "/timezone europe/berlin")
+    assert (await say(ctx, "/timezone")).lines[0] == "This chat's time zone is Europe/Berlin."

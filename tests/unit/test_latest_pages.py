@@ -151,3 +151,27 @@ async def test_the_digest_hint_leads_to_every_paper_it_left_out(
         line = more.group(1)
     left_out = {p.arxiv_id for p in papers} - shown
     assert len(left_out) == 30 and left_out <= seen
+
+
+@pytest.mark.parametrize("announced", [date(2026, 11, 27), None])
+async def test_a_digest_shows_first_the_papers_latest_shows_first(
+    ctx: Context, fake: FakeDatabase, small_catalog: Catalog, announced: date | None
+) -> None:
+    """Within one day (or with no announcement date, as an API response gives), a digest
+    showed the lowest arXiv ids first (2012.11345 before 2510.14827), the oldest, while
+    /latest, which its "+K more" points to, starts with the newest."""
+    papers = [
+        Paper(f"2611.{n:05d}", f"Paper {n}", announced=announced, tags=("web-agents",))
+        for n in range(1, 9)
+    ]
+    fake.seed_papers(*papers)
+    async with fake.uow() as uow:
+        await uow.papers.add_tags([(p.arxiv_id, "web-agents", ("why",)) for p in papers])
+        await uow.commit()
+    sub = Subscription(1, 1, SubscriptionKind.TOPIC, "web-agents", "Web Agents", "web-agents")
+    made = digest(small_catalog, papers, Audience((sub,), ()), "Your daily digest")
+    assert made is not None
+    [section] = made.sections
+    first_page = await say(ctx, "/latest Web Agents")
+    assert [item.paper.arxiv_id for item in section.papers] == ids(first_page)
+    assert ids(first_page)[0] == "2611.00008"

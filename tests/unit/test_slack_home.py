@@ -31,3 +31,16 @@ def test_home_escapes_and_stays_within_slacks_block_limit() -> None:
     view = home_view(Overview(following=many, muted=(), delivery=()))
     assert len(view["blocks"]) <= MAX_HOME_BLOCKS
     assert "<b>" not in str(view) and "&lt;b&gt;" in str(view)
+
+
+def test_home_names_commands_as_slack_users_type_them() -> None:
+    view = home_view(
+        Overview(
+            following=("You follow 20 topic(s):", "Page 1 of 2: /list 2 for more."),
+            muted=("Nothing is muted.", "Usage: /mute <tag> [in <followed topic>]"),
+            delivery=("A daily digest at 08:00, time zone UTC.",),
+        )
+    )
+    texts = "\n".join(b["text"]["text"] for b in view["blocks"] if b["type"] == "section")
+    assert "/paperwatch list 2 for more" in texts and "Usage: /paperwatch mute" in texts
+    assert " /list" not in texts and " /mute" not in texts

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from bot.adapters.slack.render import MAX_BLOCKS, MAX_MESSAGE_CHARS, MAX_SECTION, render
-from bot.domain import Reply
+from bot.domain import Paper, PaperItem, Reply, Section
 
 
 def texts(messages: list[dict]) -> list[str]:
@@ -36,3 +38,33 @@ def test_one_overlong_line_is_shortened_outside_an_entity() -> None:
     (message,) = render(Reply.text("&" * 5000))
     (text,) = texts([message])
     assert len(text) <= MAX_SECTION and text.endswith("&amp;…")
+
+
+def test_commands_named_in_a_reply_are_written_as_slack_commands() -> None:
+    """In Slack every command is a word after /paperwatch: "/latest shows the newest papers"
+    sent people to a Slack command that does not exist. Only command names change; a URL,
+    an unknown command and a paper's own text stay as they are."""
+    paper = PaperItem(
+        Paper(arxiv_id="2611.00001", title="Why /follow fails", announced=date(2026, 11, 2))
+    )
+    reply = Reply(
+        lines=(
+            "Try: /follow RL for LLM Agents",
+            "Then /latest shows the newest papers. /help lists every command.",
+            "I don't know the command /folow. Did you mean /follow?",
+            "See https://arxiv.org/list/cs.AI/new or 1/2 and/or /digest.",
+        ),
+        papers=(paper,),
+        sections=(Section("Web Agents", note="+3 more: /latest Web Agents pages through them"),),
+        footer="Page 1 of 2: /list 2 for more.",
+    )
+    [message] = render(reply)
+    shown = "\n".join(texts([message]))
+    assert "Try: /paperwatch follow RL for LLM Agents" in shown
+    assert "Then /paperwatch latest shows the newest papers. /paperwatch help lists" in shown
+    assert "the command /folow. Did you mean /paperwatch follow?" in shown
+    assert "https://arxiv.org/list/cs.AI/new or 1/2 and/or /paperwatch digest." in shown
+    assert "+3 more: /paperwatch latest Web Agents" in shown
+    assert "Page 1 of 2: /paperwatch list 2 for more." in shown
+    assert "Why /follow fails" in shown  # a paper's title is the paper's
+    assert message["text"].startswith("Try: /paperwatch follow")

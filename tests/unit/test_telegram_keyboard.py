@@ -3,11 +3,13 @@ one chat's message into another's."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 from bot import buttons
 from bot.adapters.telegram.render import to_messages
 from bot.domain import Action, Author, Paper, Subscription, SubscriptionKind
+from bot.services.ingest import sample_papers
 from bot.topics.catalog import load_catalog
 from bot.topics.content import Audience, alert
 
@@ -64,3 +66,21 @@ def test_the_same_paper_shows_each_chat_what_it_follows() -> None:
     assert f"<b>{web}</b>" in second.html and f"<b>{web}</b>" not in first.html
     assert again.html == first.html
     assert "&lt;fast&gt; &amp; cheap" in first.html
+
+
+def test_a_sample_paper_keeps_its_why_button() -> None:
+    """A sample paper's key ("sample:" and a slug of up to 56 characters) did not fit in
+    Telegram's 64-byte callback data, so its alert came without "Why this paper?"."""
+    catalog = load_catalog()
+    longest = max(sample_papers(), key=lambda p: len(p.arxiv_id))
+    sample = replace(longest, tags=("rl-for-llm-agents",))  # as stored: tagged by slug
+    assert len(sample.arxiv_id) > buttons.MAX_BYTES - 15
+    reply = alert(catalog, sample, follows(-1001234567890, "rl-for-llm-agents"))
+    assert reply is not None
+    (message,) = to_messages(reply, "-1001234567890", KEY)
+    assert message.markup is not None
+    why = [b for row in message.markup.inline_keyboard for b in row if b.text == "Why this paper?"]
+    assert len(why) == 1 and len(why[0].callback_data.encode()) <= 64
+    pressed = buttons.decode(why[0].callback_data, "-1001234567890", KEY)
+    assert pressed is not None and (pressed.action, pressed.arg) == (Action.WHY, sample.arxiv_id)
+    assert buttons.decode(why[0].callback_data, "111", KEY) is None

@@ -15,6 +15,7 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -26,6 +27,7 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot import buttons
 from bot.adapters.slack.commands import SLASH_COMMAND, chat_key, origin, to_command
@@ -35,12 +37,20 @@ from bot.adapters.slack.messenger import SlackMessenger
 from bot.adapters.slack.render import render
 from bot.config import Settings, StartupError
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
-from bot.network import connect_failure, host_of, unreachable
+from bot.network import cannot_listen, connect_failure, host_of, unreachable
 from handlers.base import Context, Registry, RoleLookup
 from handlers.overview import overview
 from handlers.trends import momentum_chart
 
 log = logging.getLogger(__name__)
+
+# What Slack answers a post to a channel the app is not a member of (private channels
+# it was not added to are not found at all).
+_NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found"})
+NOT_IN_CHANNEL = (
+    "I am not a member of this channel, so I cannot post here, and papers cannot reach it: "
+    "add me with /invite @paperwatch, then try again."
+)
 
 
 class _NoUnusedTokenNotice(logging.Filter):
@@ -102,10 +112,12 @@ class SlackAdapter:
             return
         self._runner = web.AppRunner(self.app.web_app(path="/slack/events"))
         await self._runner.setup()
-        site = web.TCPSite(
-            self._runner, self._settings.slack_http_host, self._settings.slack_http_port
-        )
-        await site.start()
+        host, port = self._settings.slack_http_host, self._settings.slack_http_port
+        try:
+            await web.TCPSite(self._runner, host, port).start()
+        except OSError as exc:  # the port is taken, or not ours to open
+            line = cannot_listen("Slack's HTTP mode", host, port, exc, "SLACK_HTTP_PORT")
+            raise StartupError(line) from None
         log.info("slack adapter started mode=http port=%s", self._settings.slack_http_port)
 
     async def _check_tokens(self, *, socket_mode: bool) -> None:
@@ -195,12 +207,15 @@ class SlackAdapter:
         else:
             lookup = self._lookup(where.user)
             reply = await self._registry.dispatch(parsed, self._ctx, lookup_role=lookup)
-        await self._answer(where.chat, where.where, where.user, reply)
+        await self._answer(where.chat, where.where, where.user, reply, command.get("response_url"))
         if not where.is_channel and reply.changes_chat:
             await self.publish_home(where.team, where.user)
 
-    async def _answer(self, ref: ChatRef, channel: str, user: str, reply: Reply) -> None:
-        """In the channel when the channel changed; otherwise only to the person."""
+    async def _answer(
+        self, ref: ChatRef, channel: str, user: str, reply: Reply, response_url: Any = None
+    ) -> None:
+        """In the channel when the channel changed; otherwise only to the person. In a
+        channel the app is not a member of, to the person through `response_url`."""
         if reply.is_empty:
             return
         messages = render(reply, lambda b: buttons.encode(b, ref.external_id, self.key))
@@ -212,7 +227,10 @@ class SlackAdapter:
                     else:
                         await self.client.chat_postEphemeral(channel=channel, user=user, **message)
             except SlackApiError as exc:
-                log.warning("slack reply failed channel=%s: %s", channel, exc.response.get("error"))
+                error = exc.response.get("error")
+                log.warning("slack reply failed channel=%s: %s", channel, error)
+                if error in _NOT_IN_CHANNEL and isinstance(response_url, str) and response_url:
+                    await self._respond(response_url, reply)
                 return
         if reply.chart is not None and channel.startswith("D"):
             # Files cannot be ephemeral: charts go only to a person's own DM with the app.
@@ -224,6 +242,18 @@ class SlackAdapter:
                     )
                 except SlackApiError as exc:
                     log.warning("slack chart upload failed: %s", exc.response.get("error"))
+
+    async def _respond(self, response_url: str, reply: Reply) -> None:
+        """The reply, to the person alone, where the app may not post: its buttons left out
+        (what they do could not be posted either), and what to do first."""
+        told = replace(reply, lines=(NOT_IN_CHANNEL, *reply.lines), buttons=())
+        webhook = AsyncWebhookClient(response_url, proxy=self.client.proxy)
+        for message in render(told):
+            try:
+                await webhook.send(**message, response_type="ephemeral")
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                log.warning("slack response_url failed: %s", exc)
+                return
 
     async def _on_button(self, ack: Callable[..., Awaitable[None]], body: dict[str, Any]) -> None:
         await ack()
@@ -238,7 +268,7 @@ class SlackAdapter:
             return
         lookup = self._lookup(where.user)
         reply = await self._registry.dispatch(command, self._ctx, lookup_role=lookup)
-        await self._answer(where.chat, where.where, where.user, reply)
+        await self._answer(where.chat, where.where, where.user, reply, body.get("response_url"))
         if not where.is_channel:
             await self.publish_home(where.team, where.user)
 

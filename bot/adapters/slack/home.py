@@ -6,6 +6,7 @@ from typing import Any
 
 from bot.adapters.slack.commands import SLASH_COMMAND
 from bot.adapters.slack.render import MAX_BLOCKS, Block, escape, paragraphs
+from bot.adapters.slack.wording import slack_command
 from handlers.overview import Overview
 
 MAX_HOME_BLOCKS = MAX_BLOCKS * 2  # a Home tab holds 100 blocks
@@ -17,7 +18,7 @@ def home_view(overview: Overview) -> dict[str, Any]:
         {"type": "header", "text": {"type": "plain_text", "text": "paperwatch"}},
     ]
     for part in (overview.following, overview.muted, overview.delivery):
-        blocks += paragraphs(part)
+        blocks += paragraphs(tuple(map(slack_command, part)))
     hint = escape(f"Change it with {SLASH_COMMAND} follow, mute, digest ...")
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": hint}]})
     return {"type": "home", "blocks": blocks[:MAX_HOME_BLOCKS]}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bot.adapters.slack.wording import in_slack_words
 from bot.domain import Button, PaperItem, Reply
 from bot.topics.card import Affiliations, Byline, Field, Links, Summary, Tags, Title, card, shorten
 from bot.topics.latex import display
@@ -153,8 +154,10 @@ def render(
 ) -> list[dict[str, Any]]:
     """Messages `{"text", "blocks"}` within Slack's limits; the buttons go on the last one.
 
-    `sign(button)` gives a button's payload (None drops the button).
+    `sign(button)` gives a button's payload (None drops the button). Commands named in the
+    reply's text are written as Slack users type them (`bot.adapters.slack.wording`).
     """
+    reply = in_slack_words(reply)
     actions = [
         block
         for r, row in enumerate(reply.buttons)

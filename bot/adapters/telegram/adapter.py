@@ -33,7 +33,7 @@ from bot.adapters.telegram.render import popup, to_messages
 from bot.adapters.telegram.transport import AiohttpRequest, ConnectFailed
 from bot.config import Settings, StartupError
 from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
-from bot.network import unreachable
+from bot.network import cannot_listen, unreachable
 from handlers.base import Context, Registry, RoleLookup, not_a_command
 from handlers.trends import momentum_chart
 
@@ -135,20 +135,30 @@ class TelegramAdapter:
         assert app.updater is not None
         allowed = ["message", "channel_post", "callback_query", "my_chat_member"]
         if self._settings.telegram_webhook_url:
-            await app.updater.start_webhook(
-                listen=self._settings.telegram_webhook_listen,
-                port=self._settings.telegram_webhook_port,
-                url_path="telegram",
-                webhook_url=self._settings.telegram_webhook_url,
-                secret_token=self._settings.telegram_webhook_secret_value(),
-                allowed_updates=allowed,
-            )
+            await self._start_webhook(allowed)
         else:
             await app.updater.start_polling(allowed_updates=allowed, timeout=30)
         log.info(
             "telegram adapter started mode=%s",
             "webhook" if self._settings.telegram_webhook_url else "polling",
         )
+
+    async def _start_webhook(self, allowed: list[str]) -> None:
+        settings, updater = self._settings, self.application.updater
+        assert updater is not None
+        try:
+            await updater.start_webhook(
+                listen=settings.telegram_webhook_listen,
+                port=settings.telegram_webhook_port,
+                url_path="telegram",
+                webhook_url=settings.telegram_webhook_url,
+                secret_token=settings.telegram_webhook_secret_value(),
+                allowed_updates=allowed,
+            )
+        except OSError as exc:  # the port is taken, or not ours to open
+            listen, port = settings.telegram_webhook_listen, settings.telegram_webhook_port
+            service, setting = "Telegram's webhook", "TELEGRAM_WEBHOOK_PORT"
+            raise StartupError(cannot_listen(service, listen, port, exc, setting)) from None
 
     async def stop(self) -> None:
         app = self.application

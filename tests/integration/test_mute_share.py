@@ -1,0 +1,86 @@
+"""/mute says, in one line, how much of the recent index a broad tag is on (on both
+databases): muting Large Language Models used to give no hint that it hid a quarter of
+every listing."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, date, datetime
+
+from bot.adapters.console import handle_line
+from bot.domain import Paper
+from bot.services.ingest import load_sample_if_empty, store
+from bot.topics.catalog import Catalog
+from handlers.base import Context
+from handlers.registry import REGISTRY
+from storage.database import Database
+
+DAY = date(2026, 11, 27)
+NOW = datetime(2026, 11, 28, 9, tzinfo=UTC)
+_ids = itertools.count(1)
+
+
+async def say(ctx: Context, line: str) -> list[str]:
+    reply = await handle_line(line, REGISTRY, ctx)
+    assert reply is not None
+    return list(reply.lines)
+
+
+async def add(db: Database, count: int, *tags: str) -> None:
+    papers = [
+        Paper(arxiv_id=f"2611.{next(_ids):05d}", title="A paper", announced=DAY, tags=tags)
+        for _ in range(count)
+    ]
+    async with db.uow() as uow:
+        await store(uow, papers, None, NOW)
+        await uow.commit()
+
+
+async def test_muting_a_broad_tag_says_what_share_it_hides(
+    db: Database, small_catalog: Catalog
+) -> None:
+    ctx = Context(uow=db.uow, catalog=small_catalog, clock=lambda: NOW)
+    await add(db, 30, "reinforcement-learning")
+    await add(db, 2, "web-agents")
+    await add(db, 8)
+    broad = await say(ctx, "/mute Reinforcement Learning")
+    assert broad[0].startswith("Muted Reinforcement Learning")
+    [share] = [line for line in broad if "%" in line]
+    assert "75% of the 40 papers" in share and "27 Nov 2026" in share
+    narrow = await say(ctx, "/mute Web Agents")  # 5%: not worth a warning
+    assert narrow[0].startswith("Muted Web Agents") and not any("%" in line for line in narrow)
+    again = await say(ctx, "/mute Reinforcement Learning")  # nothing changed: no warning
+    assert not any("%" in line for line in again)
+
+
+async def test_sample_papers_never_make_a_tag_look_broad(
+    db: Database, small_catalog: Catalog
+) -> None:
+    await load_sample_if_empty(db.uow, small_catalog)  # all 30 are RL for LLM Agents
+    ctx = Context(uow=db.uow, catalog=small_catalog)
+    lines = await say(ctx, "/mute RL for LLM Agents")
+    assert lines[0].startswith("Muted RL for LLM Agents")
+    assert not any("%" in line for line in lines)
+
+
+async def test_latest_leaves_out_what_is_muted(db: Database, small_catalog: Catalog) -> None:
+    """/mute promised "such papers will not be sent", yet /latest went on listing them first;
+    it now leaves out the tags muted everywhere, and within a topic those muted there."""
+    ctx = Context(uow=db.uow, catalog=small_catalog, clock=lambda: NOW)
+    await add(db, 2, "web-agents", "agentic-rag")
+    await add(db, 3, "web-agents")
+    await say(ctx, "/follow Web Agents")
+    assert (await say(ctx, "/latest Web Agents"))[0] == "Latest in Web Agents:"
+    await say(ctx, "/mute Agentic RAG")
+    reply = await handle_line("/latest Web Agents", REGISTRY, ctx)
+    assert reply is not None and len(reply.papers) == 3
+    assert all("agentic-rag" not in item.paper.tags for item in reply.papers)
+    assert "muted" in reply.lines[0]  # it says why fewer are listed
+    await say(ctx, "/unmute Agentic RAG")
+    await say(ctx, "/mute Agentic RAG in Web Agents")
+    reply = await handle_line("/latest Web Agents", REGISTRY, ctx)
+    assert reply is not None and len(reply.papers) == 3
+    await say(ctx, "/mute Web Agents")
+    assert await say(ctx, "/latest Web Agents") == [
+        "Every paper on that has a tag you muted; /muted lists them."
+    ]
