@@ -128,7 +128,7 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
             return over_limit(kind, _limit(ctx, kind))  # leaving without commit: no change
         await uow.commit()
     if not created:
-        return Reply.text(f"You already follow {topic.name}.")
+        return Reply.text(f"This chat already follows {topic.name}.")
     lines = [f"Now following {topic.name}."]
     if not resolution.exact:
         lines.append(f'(I read "{cmd.args}" as {topic.name}; /unfollow {topic.name} undoes it.)')
@@ -159,7 +159,7 @@ async def _follow_query(cmd: Command, ctx: Context) -> Reply:
             await _tag_recent(uow, query)
         await uow.commit()
     if not created:
-        return Reply.text(f"You already follow the query {stored}.")
+        return Reply.text(f"This chat already follows the query {stored}.")
     return Reply(
         lines=(
             f"Now following your query: {stored}",

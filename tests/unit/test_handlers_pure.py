@@ -44,7 +44,7 @@ async def test_follow_list_and_unfollow_through_a_typo(ctx: Context, fake: FakeD
         0
     ] == "Now following RL for LLM Agents."
     assert (await say(ctx, "/follow rl-for-llm-agents")).lines == (
-        "You already follow RL for LLM Agents.",
+        "This chat already follows RL for LLM Agents.",
     )
     (chat,) = fake.state.chats.values()
     assert chat.next_digest_at is not None and chat.next_digest_at > NOW  # a daily digest

@@ -19,6 +19,6 @@ def home_view(overview: Overview) -> dict[str, Any]:
     ]
     for part in (overview.following, overview.muted, overview.delivery):
         blocks += paragraphs(tuple(map(slack_command, part)))
-    hint = escape(f"Change it with {SLASH_COMMAND} follow, mute, digest ...")
+    hint = escape(f"Commands: {SLASH_COMMAND} follow, mute, digest ... ({SLASH_COMMAND} help)")
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": hint}]})
     return {"type": "home", "blocks": blocks[:MAX_HOME_BLOCKS]}
