@@ -300,9 +300,13 @@ def _api_paper(entry: ET.Element) -> Paper | None:
     for author in entry.iterfind(f"{_ATOM}author"):
         affiliations = fx.unique(a.text for a in author.iterfind(f"{_ARXIV}affiliation"))
         fx.add_author(authors, author.findtext(f"{_ATOM}name") or "", affiliations)
+    # The API is a lookup, not a listing: a paper past its first version is an old paper
+    # that was replaced, and (like a listing's replacement) never alerts as new.
+    replaced = ident[1] > 1
     return Paper(
         arxiv_id=ident[0],
         version=ident[1],
+        announce_type=AnnounceType.REPLACE if replaced else AnnounceType.NEW,
         title=fx.clean_text(entry.findtext(f"{_ATOM}title")),
         abstract=fx.clean_text(entry.findtext(f"{_ATOM}summary")),
         authors=tuple(authors),
