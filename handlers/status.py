@@ -62,7 +62,7 @@ def describe(
     lines.append(
         f"Next arXiv announcement expected {_when(upcoming)} (the listing of "
         f"{_day(listing_date(upcoming))}); arXiv's feed brings it at "
-        f"{_when(fast_window(upcoming)[0])}, and it is checked every minute or two from then. "
+        f"{_when(fast_window(upcoming)[0])}. "
         "arXiv does not announce on Friday and Saturday evenings or on its holidays."
     )
     if sample_only:
