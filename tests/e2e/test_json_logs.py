@@ -7,10 +7,7 @@ arXiv id), and no token or webhook secret shows, as in text mode
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +19,7 @@ from tests.e2e.test_secrets_in_logs import (
     free_port,
     post_until_accepted,
     start_update,
+    webhook_bot,
 )
 from tests.support.arxiv_server import Canned, serve_fake_arxiv
 from tests.support.telegram_server import serve_fake_telegram
@@ -39,30 +37,13 @@ def run_bot(tmp_path: Path) -> str:
     port = free_port()
     with serve_fake_arxiv() as arxiv, serve_fake_telegram() as telegram:
         arxiv.add("/rss/cs.LG", Canned(hostile_feed()))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "ARXIV_"))}
-        env |= {
-            "PAPERWATCH_LOG_FORMAT": "json",
-            "PAPERWATCH_LOG_LEVEL": "DEBUG",
-            "PAPERWATCH_COMMAND_BURST": "1",
-            "ARXIV_RSS_URL": arxiv.url + "/rss/",
-            "ARXIV_OAI_URL": arxiv.url + "/oai",
-            "ARXIV_CATEGORIES": "cs.LG",
-            "ARXIV_MIN_REQUEST_INTERVAL": "0",
-            "TELEGRAM_BOT_TOKEN": TOKEN,
-            "TELEGRAM_API_BASE_URL": telegram.base_url,
-            "TELEGRAM_WEBHOOK_URL": "https://bot.example.org/telegram",
-            "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET,
-            "TELEGRAM_WEBHOOK_LISTEN": "127.0.0.1",
-            "TELEGRAM_WEBHOOK_PORT": str(port),
-        }
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bot", "run"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=tmp_path,
-            env=env,
+        process = webhook_bot(
+            tmp_path,
+            arxiv.url,
+            telegram.base_url,
+            port,
+            PAPERWATCH_LOG_FORMAT="json",
+            PAPERWATCH_COMMAND_BURST="1",
         )
         try:
             telegram.wait_until(lambda f: "setWebhook" in f.calls, seconds=60)

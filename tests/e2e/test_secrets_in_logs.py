@@ -55,33 +55,41 @@ def post_until_accepted(url: str, body: bytes, deadline: float) -> httpx.Respons
             time.sleep(0.1)
 
 
+def webhook_bot(
+    tmp_path: Path, arxiv_url: str, telegram_url: str, port: int, **settings: str
+) -> subprocess.Popen[str]:
+    """`paperwatch run` at DEBUG in webhook mode on `port`, against the fake arXiv and
+    the fake Telegram server, with `settings` added to its environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "ARXIV_"))}
+    env |= {
+        "PAPERWATCH_LOG_LEVEL": "DEBUG",
+        "ARXIV_RSS_URL": arxiv_url + "/rss/",
+        "ARXIV_OAI_URL": arxiv_url + "/oai",
+        "ARXIV_CATEGORIES": "cs.LG",
+        "ARXIV_MIN_REQUEST_INTERVAL": "0",
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_API_BASE_URL": telegram_url,
+        "TELEGRAM_WEBHOOK_URL": "https://bot.example.org/telegram",
+        "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET,
+        "TELEGRAM_WEBHOOK_LISTEN": "127.0.0.1",
+        "TELEGRAM_WEBHOOK_PORT": str(port),
+    } | settings
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+
+
 def test_debug_logs_show_no_token_and_no_webhook_secret(tmp_path: Path) -> None:
     port = free_port()
     with serve_fake_arxiv() as arxiv, serve_fake_telegram() as telegram:
         arxiv.add("/rss/cs.LG", Canned(SMALL_RSS.read_bytes()))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "ARXIV_"))}
-        env |= {
-            "PAPERWATCH_LOG_LEVEL": "DEBUG",
-            "ARXIV_RSS_URL": arxiv.url + "/rss/",
-            "ARXIV_OAI_URL": arxiv.url + "/oai",
-            "ARXIV_CATEGORIES": "cs.LG",
-            "ARXIV_MIN_REQUEST_INTERVAL": "0",
-            "TELEGRAM_BOT_TOKEN": TOKEN,
-            "TELEGRAM_API_BASE_URL": telegram.base_url,
-            "TELEGRAM_WEBHOOK_URL": "https://bot.example.org/telegram",
-            "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET,
-            "TELEGRAM_WEBHOOK_LISTEN": "127.0.0.1",
-            "TELEGRAM_WEBHOOK_PORT": str(port),
-        }
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bot", "run"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=tmp_path,
-            env=env,
-        )
+        process = webhook_bot(tmp_path, arxiv.url, telegram.base_url, port)
         try:
             telegram.wait_until(lambda f: "setWebhook" in f.calls, seconds=60)
             deadline = time.monotonic() + 30
