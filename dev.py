@@ -241,7 +241,17 @@ def main(argv: list[str]) -> int:
     if contracts != 0:
         print("import contracts are broken (see above); fix them before the tests run.")
         return contracts
-    return run(str(BIN / "python"), "-m", "pytest", *rest)
+    return run(str(BIN / "python"), "-m", "pytest", *pytest_workers(rest), *rest)
+
+
+def pytest_workers(args: list[str]) -> list[str]:
+    """Two pytest-xdist workers unless ARGS choose (-n N, -n0, or -p no:xdist).
+
+    Much of the suite waits on subprocesses, sockets and databases, so two workers halve its
+    time on two cores. Every test has its own database (file or schema), ports and temp dirs.
+    """
+    chosen = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
+    return [] if chosen or "no:xdist" in args else ["-n", "2"]
 
 
 if __name__ == "__main__":
