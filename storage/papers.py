@@ -172,8 +172,9 @@ class PaperRepository:
         sample: bool,
     ) -> None:
         """Overwrite stored papers with their newer version (or their real one), keeping
-        the first announcement date when the new one has none."""
-        for paper in updated:
+        the first announcement date when the new one has none; in row id order, the order
+        in which writers of tags lock papers (`storage.tag_days.counted_days`)."""
+        for paper in sorted(updated, key=lambda p: existing[p.arxiv_id][0]):
             values = _paper_values(paper)
             if paper.announced is None:
                 values.pop("announced")  # keep the first announcement date

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import date
 
-from sqlalchemy import false, select
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -38,13 +38,23 @@ _ROWS = 500
 
 async def counted_days(session: AsyncSession, paper_ids: Iterable[int]) -> dict[int, date]:
     """The day each of `paper_ids` is counted on, for those counted (not a sample, the
-    announcement date known)."""
+    announcement date known), for a writer of their tags.
+
+    On PostgreSQL the papers stay share-locked (in id order, as upsert updates them) until
+    the transaction ends: an ingest that moves one of them to another day, or makes a
+    sample real, waits for the tags written here and then moves them too, or has already
+    moved it, and the day read here is the new one."""
     found: dict[int, date] = {}
     for chunk in chunks(sorted(set(paper_ids))):
-        stmt = select(PaperRow.id, PaperRow.announced).where(
-            PaperRow.id.in_(chunk), PaperRow.announced.isnot(None), PaperRow.sample == false()
+        stmt = (
+            select(PaperRow.id, PaperRow.announced, PaperRow.sample)
+            .where(PaperRow.id.in_(chunk))
+            .order_by(PaperRow.id)
+            .with_for_update(read=True)
         )
-        found.update({paper_id: day for paper_id, day in (await session.execute(stmt)).all()})
+        for paper_id, day, sample in (await session.execute(stmt)).all():
+            if day is not None and not sample:
+                found[paper_id] = day
     return found
 
 

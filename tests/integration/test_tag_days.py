@@ -11,10 +11,12 @@ those the old GROUP BY over every tag of every paper gave.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
 from bot.adapters.console import handle_line
@@ -206,6 +208,41 @@ async def test_a_rolled_back_transaction_leaves_the_counts(
         await uow.papers.replace_rule_tags(["2611.00001"], [])
         # leaving without commit rolls the tags and their counts back together
     await expect(db, counts)
+
+
+@pytest.mark.parametrize("tags_first", [True, False])
+async def test_tags_written_while_an_ingest_moves_their_paper_count_on_its_new_day(
+    db: Database, tags_first: bool
+) -> None:
+    """Two transactions at once on PostgreSQL: one attaching a tag, one moving the paper
+    to another day; whichever writes first, the tag counts on the paper's day in the end."""
+    if db.dialect == "sqlite":
+        pytest.skip("SQLite runs one writing transaction at a time")
+    await ingest(db, [Paper(arxiv_id="2611.00001", title="a", announced=MON, tags=("old",))], None)
+    newer = Paper(arxiv_id="2611.00001", title="a", version=2, announced=TUE)
+    if tags_first:
+        async with db.uow() as uow:
+            await uow.papers.add_tags([("2611.00001", "x", ("why",))])
+            moving = asyncio.create_task(ingest(db, [newer], None))
+            await asyncio.sleep(0.5)  # the move waits for this transaction
+            assert not moving.done()
+            await uow.commit()
+        await moving
+    else:
+        async with db.uow() as uow:
+            await store(uow, [newer], None, NOW)
+            tagging = asyncio.create_task(tag(db, "2611.00001", "x"))
+            await asyncio.sleep(0.5)  # the tags wait for the move
+            assert not tagging.done()
+            await uow.commit()
+        await tagging
+    await expect(db, {("old", TUE): 1, ("x", TUE): 1})
+
+
+async def tag(db: Database, arxiv_id: str, key: str) -> None:
+    async with db.uow() as uow:
+        await uow.papers.add_tags([(arxiv_id, key, ("why",))])
+        await uow.commit()
 
 
 async def test_the_migration_counts_an_existing_database_and_goes_back(
