@@ -34,6 +34,7 @@ they are: renderers escape. `bot.topics.answer_layout` lays an answer out within
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ MIN_COVERAGE = 0.5
 RARE_SHARE = 0.1
 UNCOMMON_SHARE = 0.2
 KEEP_SHARE = 0.5
+CONTRIBUTION_WEIGHT = 0.1
 UNKNOWN_SHARE = 0.003  # a word missing from the frequency table (its rarest word: 0.0054)
 
 _STOP_WORDS = """a about above after again against all also am an and any are as at be because been
@@ -79,6 +81,13 @@ _STOP_WORDS = """a about above after again against all also am an and any are as
     technique techniques issue issues approach approaches method methods novel state art sota
     solve solving handle handling deal dealing"""
 STOP_WORDS = frozenset(_STOP_WORDS.split())
+# A sentence saying what the paper itself does: a "which papers ..." question's best answer.
+_CONTRIBUTION = re.compile(
+    r"\b(we|this (paper|work|study|article)|here,? we|our (method|approach|framework|model|"
+    r"system))\s+(\w+\s+)?(propose|introduce|present|develop|design|build|study|show|train|"
+    r"release|demonstrate|find|investigate|construct|describe|report|explore|analy[sz]e|offer)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,34 +187,35 @@ def _standing(candidates: list[int], scores: Sequence[float] | None) -> list[flo
 
 
 @lru_cache(maxsize=8192)
-def _sentences(abstract: str) -> tuple[tuple[str, Counter[str], int], ...]:
-    """(sentence, its stem counts, its length in words) for each whole sentence."""
+def _sentences(abstract: str) -> tuple[tuple[str, Counter[str], int, bool], ...]:
+    """(sentence, its stem counts, its length in words, whether it states the paper's
+    contribution) for each whole sentence."""
     found = []
     for text in split_sentences(abstract):
         if is_fragment(text):
             continue
         words = stems(text)
-        found.append((text, Counter(words), len(words)))
+        found.append((text, Counter(words), len(words), bool(_CONTRIBUTION.search(text))))
     return tuple(found)
 
 
 def _score_all(terms: tuple[_Term, ...], papers: list[Paper], standing: list[float]) -> list:
     total = sum(term.weight for term in terms)
     per_paper = [_sentences(paper.abstract) for paper in papers]
-    lengths = [length for sentences in per_paper for _, _, length in sentences]
+    lengths = [sentence[2] for sentences in per_paper for sentence in sentences]
     mean = sum(lengths) / len(lengths) if lengths else 1.0
     scored: list[_Scored] = []
     for index, (paper, sentences) in enumerate(zip(papers, per_paper, strict=True)):
         title = set(stems(paper.title))
         in_title = [term for term in terms if term.stem in title]
-        anywhere = title.union(*(counts for _, counts, _ in sentences))
+        anywhere = title.union(*(sentence[1] for sentence in sentences))
         in_paper = sum(term.weight for term in terms if term.stem in anywhere)
         bonus = (
             TITLE_WEIGHT * sum(term.weight for term in in_title)
             + PAPER_WEIGHT * in_paper
             + RANK_WEIGHT * standing[index] * total
         )
-        for position, (text, counts, length) in enumerate(sentences):
+        for position, (text, counts, length, contribution) in enumerate(sentences):
             matched = [term for term in terms if term.stem in counts]
             if not matched:
                 continue
@@ -216,6 +226,7 @@ def _score_all(terms: tuple[_Term, ...], papers: list[Paper], standing: list[flo
             bm25 = sum(
                 t.weight * counts[t.stem] * (K1 + 1) / (counts[t.stem] + norm) for t in matched
             )
+            bm25 += CONTRIBUTION_WEIGHT * total if contribution else 0.0
             scored.append(_Scored(bm25 + bonus, paper.arxiv_id, position, index, text))
     return scored
 
