@@ -91,7 +91,7 @@ def _after_abbreviation(text: str, mark: int) -> bool:
     return word.casefold() in _ABBREVIATIONS
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 12)
 def stem(key: str) -> str:
     """The matching stem of a word key (`word_key` output); see module doc."""
     if not (key.isascii() and key.isalpha()) or len(key) <= MIN_STEM:
@@ -115,9 +115,24 @@ def stem(key: str) -> str:
     return base
 
 
+class _StemCache(dict[str, str]):
+    """token -> `stem(word_key(token))`, computed on first use; emptied when it reaches
+    `MAX_CACHED`, so that hostile text cannot grow it without end."""
+
+    def __missing__(self, token: str) -> str:
+        if len(self) >= MAX_CACHED:
+            self.clear()
+        found = self[token] = stem(word_key(token))
+        return found
+
+
+MAX_CACHED = 1 << 16
+_STEMS = _StemCache()
+
+
 def stems(text: str) -> tuple[str, ...]:
     """The stems of the words of `text`, in order."""
-    return tuple(stem(word_key(token)) for token in tokenize(text))
+    return tuple(map(_STEMS.__getitem__, tokenize(text)))
 
 
 def words_as_typed(text: str) -> list[str]:

@@ -3,33 +3,31 @@
 Real abstracts come from the relevance development catalog (`tests/fixtures/relevance/catalog/
 dev.jsonl.gz`, 6,117 AI papers of 2025-26). The questions below were written for this file by
 reading a paper's title and abstract and asking what a reader would ask, in other words; the
-relevance floor was calibrated on them. `_retrieve` stands in for the search index: it ranks
-the papers sharing the question's words by the summed rarity of the words they share.
+relevance floor was calibrated on them. `bench.bench_answer.KeywordIndex` stands in for the
+search index: it ranks the papers sharing the question's words by the summed rarity of the words
+they share.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from bench.bench_answer import CATALOG, KeywordIndex
 from bench.fixtures import read_paper_file
 from bot.domain import Paper
 from bot.topics import answer as answer_module
 from bot.topics.answer import Answer, answer, question_terms
 from bot.topics.answer_layout import answer_lines, fit, lines_of, message_length
-from bot.topics.document import tokenize, word_key
+from bot.topics.document import word_key
 from bot.topics.passages import MAX_SENTENCES, split_sentences, stem
 
 ROOT = Path(__file__).resolve().parents[2]
-DEV = ROOT / "tests" / "fixtures" / "relevance" / "catalog" / "dev.jsonl.gz"
-_QUESTION_WORDS = {"a", "an", "the", "of", "for", "in", "on", "to", "with", "and", "do", "what"}
 
 # question -> the paper a careful reader would cite (written from that paper, in other words)
 ANSWERABLE = {
@@ -70,32 +68,16 @@ UNANSWERABLE = (
 
 
 @pytest.fixture(scope="module")
-def dev() -> tuple[list[Paper], list[frozenset[str]], Counter[str]]:
-    papers = read_paper_file(DEV)
-    keys = [frozenset(map(word_key, tokenize(f"{p.title} {p.abstract}"))) for p in papers]
-    frequency: Counter[str] = Counter()
-    for words in keys:
-        frequency.update(words)
-    return papers, keys, frequency
+def dev() -> KeywordIndex:
+    return KeywordIndex(read_paper_file(CATALOG))
 
 
-def _retrieve(dev, question: str, size: int = 30) -> tuple[list[Paper], list[float]]:
-    papers, keys, frequency = dev
-    asked = {word_key(t) for t in tokenize(question)} - _QUESTION_WORDS
-    ranked = sorted(
-        (-sum(math.log(len(papers) / frequency[w]) for w in asked & words), papers[i].arxiv_id, i)
-        for i, words in enumerate(keys)
-        if asked & words
-    )[:size]
-    return [papers[i] for _, _, i in ranked], [-score for score, _, _ in ranked]
+def _retrieve(dev: KeywordIndex, question: str) -> tuple[list[Paper], list[float]]:
+    return dev.search(question)
 
 
 def _paper(arxiv_id: str, title: str, abstract: str) -> Paper:
     return Paper(arxiv_id=arxiv_id, title=title, abstract=abstract)
-
-
-def _by_id(dev, arxiv_id: str) -> Paper:
-    return next(p for p in dev[0] if p.arxiv_id == arxiv_id)
 
 
 def _cited(result: Answer) -> list[str]:
@@ -128,7 +110,7 @@ def test_sentences_are_not_cut_after_abbreviations_decimals_ids_math_or_urls():
 
 
 def test_sentences_join_back_to_the_abstract_with_nothing_lost(dev):
-    for paper in dev[0][:600]:
+    for paper in dev.papers[:600]:
         found = split_sentences(paper.abstract)
         assert " ".join(found) == " ".join(paper.abstract.split())
 
