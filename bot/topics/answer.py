@@ -1,27 +1,33 @@
 """An extractive answer to a question about a topic: the abstract sentences that answer it best.
 
 `answer(question, papers, scores=None)` takes the papers a search index retrieved for the
-question, best first (up to about 30), and returns an `Answer`: 3 to `MAX_SENTENCES`
-sentences, at most `PER_PAPER` from one paper, grouped by paper in the order of each paper's
-best sentence (a group's sentences keep their abstract order), and the question's key words.
+question, best first (up to about 30), and returns an `Answer`: up to `MAX_SENTENCES`
+sentences (at least `MIN_SENTENCES` when that many pass the relevance floor), at most
+`PER_PAPER` from one paper, grouped by paper in the order of each paper's best sentence (a
+group's sentences keep their abstract order), and the question's key words.
 
 How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv id):
 
-- The question's *terms* are its words minus stop-words and question-words ("which", "papers",
-  "anyone", "use", ...), met on stems (`bot.topics.passages.stem`: "agents" = "agent",
-  "training" = "trained"). Each term weighs its inverse document frequency among arXiv
-  abstracts (`word_frequencies.tsv`; a word missing from that table of common words is rare):
-  "GRPO" weighs far more than "model". At most `MAX_TERMS` terms count, the rarest.
-- A sentence scores BM25 over its terms (term-frequency saturation `K1`, length
-  normalisation `B` against the candidate sentences' mean length), plus `TITLE_WEIGHT` times
-  the weight of the terms in its paper's title, plus `RANK_WEIGHT` times its paper's
-  retrieval standing (its score scaled to 0..1 when scores are given, else by rank).
+- The question's *terms* are its words minus stop-words, question-words ("which", "papers",
+  "anyone", "use", ...) and generic ones ("method", "good", "state of the art"), met on stems
+  (`bot.topics.passages.stem`: "agents" = "agent", "training" = "trained"). Each term weighs
+  its inverse document frequency among arXiv abstracts (`word_frequencies.tsv`; a word missing
+  from that table of common words counts as in `UNKNOWN_SHARE` of them): "GRPO" weighs far
+  more than "model". At most `MAX_TERMS` terms count, the rarest.
+- A sentence scores BM25 over its terms (term-frequency saturation `K1`, length normalisation
+  `B` against the candidate sentences' mean length), plus bonuses: `TITLE_WEIGHT` times the
+  weight of the terms in its paper's title, `PAPER_WEIGHT` times the weight of the terms
+  anywhere in its paper, and, as shares of the question's whole weight, `RANK_WEIGHT` times its
+  paper's retrieval standing (its score scaled to 0..1 when scores are given, else by rank) and
+  `CONTRIBUTION_WEIGHT` when it says what the paper does ("we propose", "this paper presents").
 - The relevance floor: a sentence may be cited only when it holds a term itself, its terms and
-  its title's together carry at least `MIN_COVERAGE` of the question's weight, and they are
-  either two terms or one rare term (in at most `RARE_SHARE` of abstracts). "which papers use a
-  method?" leaves one common term and is never answered; an off-subject question's rare words
-  are in no sentence. When no sentence passes, the answer is not found (`found` False), and
-  carries the key words for the reply ("none of the 412 papers ... talks about X").
+  its title's together carry at least `MIN_COVERAGE` of the question's weight, and among them is
+  a rare term (in at most `RARE_SHARE` of abstracts) or two uncommon ones (`UNCOMMON_SHARE`).
+  "which papers show state-of-the-art performance on benchmarks?" leaves only common terms and
+  is never answered; an off-subject question's rare words are in no sentence. When no sentence
+  passes, the answer is not found (`found` False) and carries the key words for the reply
+  ("none of the 412 papers ... talks about X"); no key words at all means the question named
+  nothing to look for ("which papers use a method?").
 - After the best sentence, others are kept while they score at least `KEEP_SHARE` of it (the
   first `MIN_SENTENCES` are kept whenever they pass the floor); a sentence whose text was
   already chosen (a paper listed twice) is skipped.
@@ -29,6 +35,8 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
 Sentences are shown as plain text: LaTeX converted (`bot.topics.latex.display`), invisible
 characters removed, cut at a word boundary to `MAX_CHARS` with an ellipsis. `<` and `&` stay as
 they are: renderers escape. `bot.topics.answer_layout` lays an answer out within a message limit.
+The floor and the weights were calibrated on questions written from real abstracts
+(`tests/unit/test_answer.py`).
 """
 
 from __future__ import annotations
@@ -101,7 +109,8 @@ class Group:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The extractive answer; `found` False means nothing passed the relevance floor."""
+    """The extractive answer; `found` False means nothing passed the relevance floor (then
+    `groups` is empty), and empty `key_terms` that the question had no informative word."""
 
     groups: tuple[Group, ...]
     key_terms: tuple[str, ...]  # the question's informative words, as typed, in its order
@@ -109,7 +118,10 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True)
-class _Term:
+class QuestionTerm:
+    """A word of the question that counts: its stem, weight (idf), the word as typed, and
+    whether it is rare (`RARE_SHARE`) or uncommon (`UNCOMMON_SHARE`) in arXiv abstracts."""
+
     stem: str
     weight: float
     shown: str
@@ -145,11 +157,11 @@ def answer(question: str, papers: Sequence[Paper], scores: Sequence[float] | Non
     return Answer(_groups(chosen, kept), key_terms, found=True)
 
 
-def question_terms(question: str) -> tuple[_Term, ...]:
+def question_terms(question: str) -> tuple[QuestionTerm, ...]:
     """The informative words of `question` in its order: stop-words and question-words out,
     one per stem, the `MAX_TERMS` rarest kept."""
     frequencies = word_frequencies()
-    terms: dict[str, _Term] = {}
+    terms: dict[str, QuestionTerm] = {}
     for word in words_as_typed(question[:MAX_QUESTION_CHARS]):
         key = word_key(word.casefold())
         if key in STOP_WORDS or word.casefold() in STOP_WORDS or len(key) < 2:
@@ -158,7 +170,9 @@ def question_terms(question: str) -> tuple[_Term, ...]:
             continue
         share = frequencies.get(key, UNKNOWN_SHARE)
         weight = math.log(1 + (1 - share) / share)
-        term = _Term(stem(key), weight, word[:40], share <= RARE_SHARE, share <= UNCOMMON_SHARE)
+        term = QuestionTerm(
+            stem(key), weight, word[:40], share <= RARE_SHARE, share <= UNCOMMON_SHARE
+        )
         terms.setdefault(term.stem, term)
     ordered = list(terms.values())
     rarest = sorted(range(len(ordered)), key=lambda i: (-ordered[i].weight, i))[:MAX_TERMS]
@@ -199,7 +213,7 @@ def _sentences(abstract: str) -> tuple[tuple[str, Counter[str], int, bool], ...]
     return tuple(found)
 
 
-def _score_all(terms: tuple[_Term, ...], papers: list[Paper], standing: list[float]) -> list:
+def _score_all(terms: tuple[QuestionTerm, ...], papers: list[Paper], standing: list[float]) -> list:
     total = sum(term.weight for term in terms)
     per_paper = [_sentences(paper.abstract) for paper in papers]
     lengths = [sentence[2] for sentences in per_paper for sentence in sentences]
@@ -231,7 +245,7 @@ def _score_all(terms: tuple[_Term, ...], papers: list[Paper], standing: list[flo
     return scored
 
 
-def _passes(terms: list[_Term], total: float) -> bool:
+def _passes(terms: list[QuestionTerm], total: float) -> bool:
     """The relevance floor (module doc), on the terms of a sentence and its title together."""
     if sum(term.weight for term in terms) < MIN_COVERAGE * total:
         return False

@@ -21,8 +21,10 @@ most `MAX_SENTENCES` sentences come out (text past the last cut stays in the las
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from bisect import bisect_right
 from functools import lru_cache
 
 from bot.topics.document import tokenize, word_key
@@ -77,7 +79,9 @@ def _starts_sentence(char: str) -> bool:
 
 
 def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
-    return any(start <= position < end for start, end in spans)
+    """Whether `position` falls in one of `spans` (sorted, not overlapping)."""
+    at = bisect_right(spans, (position, math.inf)) - 1
+    return at >= 0 and spans[at][0] <= position < spans[at][1]
 
 
 def _after_abbreviation(text: str, mark: int) -> bool:

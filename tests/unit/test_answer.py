@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,8 @@ def test_question_terms_drop_stop_and_question_words_and_keep_words_as_typed():
     terms = question_terms("Which papers train search Agents with GRPO? agent, anyone?")
     assert tuple(t.shown for t in terms) == ("train", "search", "Agents", "GRPO")
     assert question_terms("which papers use a method?") == ()
+    operators = question_terms('"GRPO" AND NEAR(agents, 3) OR rew* -web')
+    assert tuple(t.shown for t in operators) == ("GRPO", "NEAR", "agents", "rew", "web")
     assert len(question_terms("reward " + " ".join(f"w{n}x" for n in range(3000)))) <= 12
 
 
@@ -325,6 +328,18 @@ def test_rtl_emoji_zero_width_and_empty_abstracts_are_handled():
     assert not answer("rewards for web agents", [empty]).found
     assert not answer("", [rtl]).found
     assert not answer("rewards for web agents", []).found
+
+
+def test_abstracts_built_to_defeat_the_splitter_are_answered_quickly():
+    hostile = ["$x. A$ " * 1400, "e.g. A " * 1400, "Web. " * 2000, "https://a.b/c. D " * 600]
+    papers = [
+        _paper(f"2601.001{n:02}", "Web agents", f"Web agents earn rewards. {text}")
+        for n, text in enumerate(hostile * 8)
+    ]
+    start = time.perf_counter()
+    result = answer("rewards for web agents", papers)
+    assert time.perf_counter() - start < 2.0
+    assert result.found
 
 
 def test_a_ten_thousand_character_question_is_answered_or_refused_quickly(dev):
