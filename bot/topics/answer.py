@@ -8,21 +8,20 @@ group's sentences keep their abstract order), and the question's key words.
 
 How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv id):
 
-- The question's *terms* are its words minus stop-words, question-words ("which", "papers",
-  "anyone", "use", ...) and generic ones ("method", "good", "state of the art"), met on stems
-  (`bot.topics.passages.stem`: "agents" = "agent", "training" = "trained"). Each term weighs
-  its inverse document frequency among arXiv abstracts (`word_frequencies.tsv`; a word missing
-  from that table of common words counts as in `UNKNOWN_SHARE` of them): "GRPO" weighs far
-  more than "model". At most `MAX_TERMS` terms count, the rarest.
+- The question's *terms* and their weights (inverse document frequency among arXiv abstracts)
+  come from `bot.topics.ask_terms`: stop-words, question-words and generic words do not count.
 - A sentence scores BM25 over its terms (term-frequency saturation `K1`, length normalisation
   `B` against the candidate sentences' mean length), plus bonuses: `TITLE_WEIGHT` times the
   weight of the terms in its paper's title, `PAPER_WEIGHT` times the weight of the terms
   anywhere in its paper, and, as shares of the question's whole weight, `RANK_WEIGHT` times its
   paper's retrieval standing (its score scaled to 0..1 when scores are given, else by rank) and
-  `CONTRIBUTION_WEIGHT` when it says what the paper does ("we propose", "this paper presents").
+  `CONTRIBUTION_WEIGHT` when it says what the paper does ("we propose", "this paper presents");
+  and `PHRASE_WEIGHT` times the lesser weight of each two terms the question puts in a row that
+  the sentence has in a row too ("process reward model", "web agents").
 - The relevance floor: a sentence may be cited only when it holds a term itself, its terms and
   its title's together carry at least `MIN_COVERAGE` of the question's weight, and among them is
-  a rare term (in at most `RARE_SHARE` of abstracts) or two uncommon ones (`UNCOMMON_SHARE`).
+  a rare term (in at most `ask_terms.RARE_SHARE` of abstracts) or two uncommon ones
+  (`ask_terms.UNCOMMON_SHARE`).
   "which papers show state-of-the-art performance on benchmarks?" leaves only common terms and
   is never answered; an off-subject question's rare words are in no sentence. When no sentence
   passes, the answer is not found (`found` False) and carries the key words for the reply
@@ -47,12 +46,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from bot.domain import Paper
-from bot.topics.document import word_key
+from bot.topics.ask_terms import Question, QuestionTerm
 from bot.topics.latex import display
-from bot.topics.passages import INVISIBLE, split_sentences, stem, stems, words_as_typed
-from bot.topics.tagger import word_frequencies
+from bot.topics.passages import INVISIBLE, split_sentences, stems
 from bot.topics.tldr import is_fragment, shorten_words
 
 MAX_SENTENCES = 5
@@ -60,35 +59,15 @@ MIN_SENTENCES = 3
 PER_PAPER = 2
 MAX_CHARS = 400
 MAX_TITLE_CHARS = 200
-MAX_TERMS = 12
-MAX_QUESTION_CHARS = 2000
 K1, B = 1.2, 0.75
 TITLE_WEIGHT = 0.3
 PAPER_WEIGHT = 0.3
 RANK_WEIGHT = 0.2
-MIN_COVERAGE = 0.5
-RARE_SHARE = 0.1
-UNCOMMON_SHARE = 0.2
+MIN_COVERAGE = 0.55
 KEEP_SHARE = 0.5
 CONTRIBUTION_WEIGHT = 0.1
-UNKNOWN_SHARE = 0.003  # a word missing from the frequency table (its rarest word: 0.0054)
+PHRASE_WEIGHT = 0.5
 
-_STOP_WORDS = """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing done during each
-    either few for from further had has have having he her here hers him his how i if in
-    into is it its itself just me more most my no nor not of off on once only or other our
-    ours out over own same she should so some such than that the their theirs them then there
-    these they this those through to too under until up very was we were what when where
-    which while who whom why will with would you your yours
-    anyone anybody someone somebody people papers paper work works working worked use uses
-    used using way ways kind kinds thing things something anything topic topics tell know
-    find show shows list give get say says said talk talks talking about like lately recent
-    recently new latest current currently exist existing any whats please question questions
-    answer ask asking arxiv
-    good best better great nice interesting important main idea ideas help helps instead
-    technique techniques issue issues approach approaches method methods novel state art sota
-    solve solving handle handling deal dealing"""
-STOP_WORDS = frozenset(_STOP_WORDS.split())
 # A sentence saying what the paper itself does: a "which papers ..." question's best answer.
 _CONTRIBUTION = re.compile(
     r"\b(we|this (paper|work|study|article)|here,? we|our (method|approach|framework|model|"
@@ -118,18 +97,6 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True)
-class QuestionTerm:
-    """A word of the question that counts: its stem, weight (idf), the word as typed, and
-    whether it is rare (`RARE_SHARE`) or uncommon (`UNCOMMON_SHARE`) in arXiv abstracts."""
-
-    stem: str
-    weight: float
-    shown: str
-    rare: bool
-    uncommon: bool
-
-
-@dataclass(frozen=True, slots=True)
 class _Scored:
     score: float
     arxiv_id: str
@@ -144,39 +111,16 @@ def answer(question: str, papers: Sequence[Paper], scores: Sequence[float] | Non
     retrieval scores, higher is better, one per paper."""
     if scores is not None and len(scores) != len(papers):
         raise ValueError(f"{len(scores)} scores for {len(papers)} papers")
-    terms = question_terms(question)
-    key_terms = tuple(term.shown for term in terms)
-    if not terms:
+    asked = Question.of(question)
+    key_terms = tuple(term.shown for term in asked.terms)
+    if not asked.terms:
         return Answer((), key_terms, found=False)
     candidates = _distinct(papers)
-    scored = _score_all(terms, [papers[i] for i in candidates], _standing(candidates, scores))
-    chosen = _choose(scored)
+    kept = [papers[i] for i in candidates]
+    chosen = _choose(_score_all(asked, kept, _standing(candidates, scores)))
     if not chosen:
         return Answer((), key_terms, found=False)
-    kept = [papers[i] for i in candidates]
     return Answer(_groups(chosen, kept), key_terms, found=True)
-
-
-def question_terms(question: str) -> tuple[QuestionTerm, ...]:
-    """The informative words of `question` in its order: stop-words and question-words out,
-    one per stem, the `MAX_TERMS` rarest kept."""
-    frequencies = word_frequencies()
-    terms: dict[str, QuestionTerm] = {}
-    for word in words_as_typed(question[:MAX_QUESTION_CHARS]):
-        key = word_key(word.casefold())
-        if key in STOP_WORDS or word.casefold() in STOP_WORDS or len(key) < 2:
-            continue
-        if key.isdigit() and len(key) < 3:
-            continue
-        share = frequencies.get(key, UNKNOWN_SHARE)
-        weight = math.log(1 + (1 - share) / share)
-        term = QuestionTerm(
-            stem(key), weight, word[:40], share <= RARE_SHARE, share <= UNCOMMON_SHARE
-        )
-        terms.setdefault(term.stem, term)
-    ordered = list(terms.values())
-    rarest = sorted(range(len(ordered)), key=lambda i: (-ordered[i].weight, i))[:MAX_TERMS]
-    return tuple(ordered[i] for i in sorted(rarest))
 
 
 def _distinct(papers: Sequence[Paper]) -> list[int]:
@@ -200,49 +144,63 @@ def _standing(candidates: list[int], scores: Sequence[float] | None) -> list[flo
     return [(v - low) / (high - low) if high > low else 1.0 for v in values]
 
 
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    text: str
+    counts: Counter[str]  # stem -> how often
+    pairs: frozenset[tuple[str, str]]  # stems in a row
+    length: int  # in words
+    contribution: bool  # whether it says what the paper does
+
+
 @lru_cache(maxsize=8192)
-def _sentences(abstract: str) -> tuple[tuple[str, Counter[str], int, bool], ...]:
-    """(sentence, its stem counts, its length in words, whether it states the paper's
-    contribution) for each whole sentence."""
+def _sentences(abstract: str) -> tuple[_Sentence, ...]:
+    """The whole sentences of `abstract` (fragments left out), ready to be scored."""
     found = []
     for text in split_sentences(abstract):
         if is_fragment(text):
             continue
         words = stems(text)
-        found.append((text, Counter(words), len(words), bool(_CONTRIBUTION.search(text))))
+        pairs = frozenset(pairwise(words))
+        contribution = bool(_CONTRIBUTION.search(text))
+        found.append(_Sentence(text, Counter(words), pairs, len(words), contribution))
     return tuple(found)
 
 
-def _score_all(terms: tuple[QuestionTerm, ...], papers: list[Paper], standing: list[float]) -> list:
-    total = sum(term.weight for term in terms)
+def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> list[_Scored]:
     per_paper = [_sentences(paper.abstract) for paper in papers]
-    lengths = [sentence[2] for sentences in per_paper for sentence in sentences]
+    lengths = [sentence.length for sentences in per_paper for sentence in sentences]
     mean = sum(lengths) / len(lengths) if lengths else 1.0
     scored: list[_Scored] = []
     for index, (paper, sentences) in enumerate(zip(papers, per_paper, strict=True)):
         title = set(stems(paper.title))
-        in_title = [term for term in terms if term.stem in title]
-        anywhere = title.union(*(sentence[1] for sentence in sentences))
-        in_paper = sum(term.weight for term in terms if term.stem in anywhere)
+        in_title = [term for term in asked.terms if term.stem in title]
+        anywhere = title.union(*(sentence.counts for sentence in sentences))
         bonus = (
             TITLE_WEIGHT * sum(term.weight for term in in_title)
-            + PAPER_WEIGHT * in_paper
-            + RANK_WEIGHT * standing[index] * total
+            + PAPER_WEIGHT * sum(term.weight for term in asked.terms if term.stem in anywhere)
+            + RANK_WEIGHT * standing[index] * asked.total
         )
-        for position, (text, counts, length, contribution) in enumerate(sentences):
-            matched = [term for term in terms if term.stem in counts]
+        for position, sentence in enumerate(sentences):
+            matched = [term for term in asked.terms if term.stem in sentence.counts]
             if not matched:
                 continue
             both = {term.stem: term for term in (*matched, *in_title)}.values()
-            if not _passes(list(both), total):
-                continue
-            norm = K1 * (1 - B + B * length / mean)
-            bm25 = sum(
-                t.weight * counts[t.stem] * (K1 + 1) / (counts[t.stem] + norm) for t in matched
-            )
-            bm25 += CONTRIBUTION_WEIGHT * total if contribution else 0.0
-            scored.append(_Scored(bm25 + bonus, paper.arxiv_id, position, index, text))
+            if _passes(list(both), asked.total):
+                own = _sentence_score(asked, matched, sentence, mean)
+                scored.append(_Scored(own + bonus, paper.arxiv_id, position, index, sentence.text))
     return scored
+
+
+def _sentence_score(
+    asked: Question, matched: list[QuestionTerm], sentence: _Sentence, mean_length: float
+) -> float:
+    """BM25 over the matched terms, plus the phrase and contribution bonuses."""
+    norm = K1 * (1 - B + B * sentence.length / mean_length)
+    counts = sentence.counts
+    score = sum(t.weight * counts[t.stem] * (K1 + 1) / (counts[t.stem] + norm) for t in matched)
+    score += PHRASE_WEIGHT * sum(w for pair, w in asked.pairs if pair in sentence.pairs)
+    return score + (CONTRIBUTION_WEIGHT * asked.total if sentence.contribution else 0.0)
 
 
 def _passes(terms: list[QuestionTerm], total: float) -> bool:
