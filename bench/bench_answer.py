@@ -11,7 +11,11 @@ question's rare words, and `answer()` is timed on them:
 - cold: the answer's caches emptied before each call (every abstract split and stemmed, every
   quoted sentence converted from LaTeX anew): what a question about papers nobody asked about
   before costs;
-- warm: the same questions again, abstracts already split: a topic asked about repeatedly.
+- warm: the same questions again, every abstract already split: a topic asked about
+  repeatedly.
+
+The papers read for the stand-in index are frozen out of the garbage collector (`gc.freeze`)
+before timing: a bot does not hold them, and they would make its full collections long.
 
 Reports p50/p95/max per call in milliseconds, the share of questions answered (found) and the
 share whose title paper is cited among the first three (a sanity figure, not an evaluation:
@@ -22,6 +26,7 @@ must take a small part of it (here: p95 cold <= 50 ms). The last line is JSON.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import random
@@ -96,6 +101,10 @@ def run(questions: int, seed: int) -> dict[str, object]:
     chosen = random.Random(seed).sample(papers, questions)
     asked = [(f"what is known about {p.title}?", p.arxiv_id) for p in chosen]
     retrieved = [index.search(question) for question, _ in asked]
+    # The 6,117 papers read for the stand-in index are not in a bot's memory: keep them out of
+    # the collector's full passes, which they would otherwise make long enough to show.
+    gc.collect()
+    gc.freeze()
     cold, warm, found, cited = [], [], 0, 0
     for (question, arxiv_id), (candidates, scores) in zip(asked, retrieved, strict=True):
         _clear_caches()
@@ -104,6 +113,8 @@ def run(questions: int, seed: int) -> dict[str, object]:
         cold.append((time.perf_counter() - start) * 1000)
         found += result.found
         cited += arxiv_id in [g.paper.arxiv_id for g in result.groups][:3]
+    for (question, _), (candidates, scores) in zip(asked, retrieved, strict=True):
+        answer(question, candidates, scores)  # every abstract split once: warm
     for (question, _), (candidates, scores) in zip(asked, retrieved, strict=True):
         start = time.perf_counter()
         answer(question, candidates, scores)
