@@ -410,3 +410,11 @@ def test_a_tiny_limit_cuts_the_one_sentence_left_and_a_too_small_one_is_refused(
     with pytest.raises(ValueError):
         answer_lines(full, limit_chars=99)
     assert answer_lines(Answer((), ("bread",), False), limit_chars=4096) == ()
+
+
+def test_room_for_markup_is_kept_per_group(dev):
+    full = _long_answer(dev)
+    plain = fit(full, limit_chars=1200)
+    marked = fit(full, limit_chars=1200, extra_per_group=120)
+    assert message_length("\n".join(lines_of(marked))) + 120 * len(marked.groups) <= 1200
+    assert len(_all_sentences(marked)) < len(_all_sentences(plain))
