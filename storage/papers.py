@@ -6,7 +6,6 @@ Like every repository: takes a session, speaks domain objects, never commits.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -14,21 +13,13 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import Author, Paper
+from bot.ports import UpsertResult
 from storage.announced_days import count_days, day_changes
 from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
 from storage.repositories import chunks
 
 # Tag rows per INSERT statement (and per stretch of work on the event loop).
 _TAG_ROWS = 300
-
-
-@dataclass(frozen=True, slots=True)
-class UpsertResult:
-    """What storing a batch did, by version-free arXiv id."""
-
-    new: tuple[str, ...]
-    updated: tuple[str, ...]
-    unchanged: tuple[str, ...]
 
 
 def _paper_values(paper: Paper) -> dict[str, Any]:
