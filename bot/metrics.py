@@ -22,7 +22,7 @@ from bot.arxiv.calendar import ANNOUNCE_TIME, EASTERN
 from bot.outbox_payloads import OutboxStatus
 
 if TYPE_CHECKING:
-    from storage.uow import UnitOfWork
+    from bot.ports import UnitOfWork
 
 ROLES = ("all", "poller", "worker")
 # Seconds from arXiv's announcement to an alert's send: the goal is minutes, a poller

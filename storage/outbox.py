@@ -11,7 +11,7 @@ claimed again, so a worker that dies re-sends at most the message in flight.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import JSON, ColumnElement, and_, bindparam, func, literal, select, update
@@ -203,7 +203,7 @@ class OutboxRepository:
         result = await self._s.execute(statement)
         return int(result.rowcount or 0)
 
-    async def save_payloads(self, payloads: dict[int, OutboxPayload]) -> None:
+    async def save_payloads(self, payloads: Mapping[int, OutboxPayload]) -> None:
         """Replace the payloads of rows (by id), in one statement."""
         if not payloads:
             return

@@ -6,7 +6,6 @@ Like every repository: takes a session, speaks domain objects, never commits.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -14,20 +13,12 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import Author, Paper
+from bot.ports import UpsertResult
 from storage.announced_days import count_days, day_changes, day_moves
 from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
 from storage.paper_tags import attach, drop_rule_tags, paper_ids
 from storage.repositories import chunks
 from storage.tag_days import count_tags, move_tags
-
-
-@dataclass(frozen=True, slots=True)
-class UpsertResult:
-    """What storing a batch did, by version-free arXiv id."""
-
-    new: tuple[str, ...]
-    updated: tuple[str, ...]
-    unchanged: tuple[str, ...]
 
 
 def _paper_values(paper: Paper) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -33,14 +33,13 @@ from bot.domain import Chat, ChatRef, Subscription
 from bot.log_json import log_context
 from bot.metrics import Metrics
 from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload, Progress
-from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone
+from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone, UnitOfWork
 from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload
 from bot.services.group_commit import GroupCommit
 from bot.topics.catalog import Catalog
 from bot.topics.chat_times import quiet_until
 from bot.topics.content import Audience
 from bot.topics.momentum import sentence
-from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +180,7 @@ class Deliverer:
         if not batch_ids:
             return items
         by_tag: dict[int, dict[str, list[int]]] = {}
-        tags_of: dict[int, list[str]] = {}
+        tags_of: dict[int, Sequence[str]] = {}
         for batch, papers in (await uow.papers.batch_tags(batch_ids)).items():
             index = by_tag.setdefault(batch, {})
             for paper, tags in papers.items():
@@ -289,7 +288,10 @@ class Deliverer:
             await self._failed(item, f"{type(exc).__name__}: {exc}")
 
     async def _momentum(
-        self, uow: UnitOfWork, items: list[OutboxItem], subs: dict[int, list[Subscription]]
+        self,
+        uow: UnitOfWork,
+        items: list[OutboxItem],
+        subs: Mapping[int, Sequence[Subscription]],
     ) -> dict[str, str]:
         """Momentum sentences for the topics of the digests in this batch (tag -> text),
         only once the index covers the weeks they compare: before that a digest section

@@ -6,6 +6,7 @@ step carries the payload as it will be once the message is sent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 
@@ -63,7 +64,7 @@ def next_step(
     item: OutboxItem,
     chat: Chat,
     audience: Audience,
-    papers: dict[int, Paper],
+    papers: Mapping[int, Paper],
     momentum: dict[str, str],
 ) -> Job | Progress:
     """The row's next message, or its progress when there is nothing to send."""

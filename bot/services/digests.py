@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 
 from bot.domain import Chat, DigestMode
 from bot.outbox_payloads import OutboxKind
+from bot.ports import UnitOfWork
 from bot.topics.chat_times import next_digest_at
-from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
 

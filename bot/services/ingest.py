@@ -18,9 +18,9 @@ from importlib import resources
 from bot.arxiv.parse import parse_feed
 from bot.domain import Author, Paper, slugify
 from bot.metrics import Metrics
+from bot.ports import UnitOfWork
 from bot.topics.catalog import Catalog
 from bot.topics.tag_rules import FollowedText, build_tagger
-from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bot.metrics import Metrics
-from storage.uow import UnitOfWork
+from bot.ports import UnitOfWork
 
 log = logging.getLogger(__name__)
 

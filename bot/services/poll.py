@@ -32,9 +32,9 @@ from bot.arxiv.responses import (
 )
 from bot.domain import AnnounceType, Paper, PollState
 from bot.metrics import Metrics
+from bot.ports import UnitOfWork
 from bot.services.ingest import IngestResult, store
 from bot.topics.catalog import Catalog
-from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
 

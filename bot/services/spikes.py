@@ -12,10 +12,10 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot.outbox_payloads import OutboxKind
+from bot.ports import UnitOfWork
 from bot.topics.catalog import Catalog
 from bot.topics.momentum import sentence
 from bot.topics.spike_rule import advance
-from storage.uow import UnitOfWork
 
 log = logging.getLogger(__name__)
 

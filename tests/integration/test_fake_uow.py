@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from bot.domain import ChatKind, ChatRef, Paper, Platform, SubscriptionKind
+from bot.domain import ChatKind, ChatRef, Paper, Platform, PollState, SubscriptionKind
 from bot.ports import UnitOfWork
+from bot.topics.spike_rule import AlertState
 from storage.database import Database
 from tests.support.uow import FakeDatabase
 
@@ -87,6 +88,45 @@ async def script(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
         said.append(sorted(await uow.mutes.for_chat(alice.id)))
         await uow.commit()
 
+    # What the services read: several chats at once, digests due, spikes wanted, queries.
+    async with uow_factory() as uow:
+        chat_ids = [alice.id, group.id, 999]
+        await note(uow.chats.by_ids(chat_ids))
+        said.append(sorted(await uow.chats.with_momentum_alerts()))  # the group is inactive
+        await note(uow.chats.update(alice.id, momentum_alerts=False))
+        said.append(sorted(await uow.chats.with_momentum_alerts()))
+        await note(uow.chats.due_for_digest(when))
+        await note(uow.chats.due_for_digest(when - timedelta(seconds=1)))
+        await note(uow.chats.due_for_digest(when + timedelta(days=1), limit=0))
+        for chat_id, target in [(alice.id, "(agent*) AND survey"), (alice.id, "diffusion")]:
+            await note(uow.subscriptions.add(chat_id, QUERY, target, target, f"q:{target}"))
+        await note(uow.subscriptions.add(group.id, QUERY, "diffusion", "diffusion", "q:d"))
+        await note(uow.subscriptions.add(group.id, QUERY, "inactive only", "x", "q:x"))
+        said.append([tuple(q) for q in await uow.subscriptions.query_targets()])
+        await note(uow.subscriptions.for_chats(chat_ids))
+        await note(uow.subscriptions.for_chats([]))
+        await note(uow.mutes.add(group.id, "surveys", "web-agents"))
+        mutes = await uow.mutes.for_chats(chat_ids)
+        said.append({chat: sorted(found) for chat, found in mutes.items()})
+        await uow.commit()
+
+    async with uow_factory() as uow:  # the poll state and the spike alert state
+        polled = datetime(2026, 3, 4, 0, 30, tzinfo=UTC)
+        await note(uow.poll_state.get("rss:cs.AI"))
+        rss = PollState("rss:cs.AI", etag='"abc"', last_announced=date(2026, 3, 4))
+        await note(uow.poll_state.save(rss))
+        await note(uow.poll_state.save(PollState("oai:cs", watermark="2026-03-03")))
+        rss = dataclasses.replace(rss, last_count=42, last_success_at=polled, last_error=None)
+        await note(uow.poll_state.save(rss))
+        await note(uow.poll_state.get("rss:cs.AI"))
+        said.append(sorted(await uow.poll_state.all(), key=lambda state: state.source))
+        await note(uow.momentum.alert_state(alice.id, "agents"))
+        await note(uow.momentum.save_alert_state(alice.id, "agents", AlertState(False, polled)))
+        await note(uow.momentum.save_alert_state(alice.id, "agents", AlertState(True, polled)))
+        await note(uow.momentum.alert_state(alice.id, "agents"))
+        await note(uow.momentum.alert_state(group.id, "agents"))
+        await uow.commit()
+
     async with uow_factory() as uow:
         await note(uow.papers.count())
         triples = [
@@ -117,6 +157,9 @@ async def script(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
         await note(uow.papers.get("2603.99999"))
         await note(uow.papers.tags_with_why("2603.00001"))
         await note(uow.papers.tags_with_why("2603.99999"))
+        await note(uow.papers.page(None, 2))  # retagging walks the index
+        await note(uow.papers.page("2603.00002", 10))
+        await note(uow.papers.page("2603.00009", 10))
         await uow.commit()
 
     async with uow_factory() as uow:  # leaving without commit: nothing happened

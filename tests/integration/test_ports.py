@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from datetime import date
 
 import pytest
 
@@ -77,20 +78,58 @@ def test_same_signatures(port: type, implementation: type) -> None:
 
 
 def test_every_repository_is_checked() -> None:
-    """Storage implements every repository of the port; the fake all but three, whose
-    properties raise (`tests.support.uow`)."""
+    """Storage implements every repository of the port (the services' as well as the
+    handlers'); the fake all but two, whose properties raise (`tests.support.uow`)."""
     ports_repositories = {
         n for n, m in _members(ports.UnitOfWork).items() if isinstance(m, property)
     }
     assert set(_repositories(UnitOfWork)) == ports_repositories
-    assert ports_repositories - set(_repositories(FakeUnitOfWork)) == {
-        "momentum",
-        "outbox",
+    assert ports_repositories == {
+        "chats",
+        "subscriptions",
+        "mutes",
+        "papers",
         "poll_state",
+        "outbox",
+        "momentum",
+        "processes",
+    }
+    assert ports_repositories - set(_repositories(FakeUnitOfWork)) == {"outbox", "processes"}
+
+
+def test_every_port_method_of_a_repository_is_compared() -> None:
+    """The services' methods are in the ports too: a method storage has but the port
+    lacks is one a service cannot call without importing storage. What storage has
+    beyond the ports is the operator's (the CLI's, on the concrete unit of work)."""
+    beyond = {
+        name: sorted(
+            n
+            for n, value in vars(implementation).items()
+            if callable(value) and not n.startswith("_") and n not in _members(port)
+        )
+        for name, (port, implementation) in _repositories(UnitOfWork).items()
+    }
+    assert beyond == {
+        "chats": [],
+        "subscriptions": [],
+        "mutes": [],
+        "papers": [],
+        "poll_state": [],
+        "outbox": ["dead_letters", "requeue_dead"],
+        "momentum": ["coverage", "total", "weekly_counts"],
+        "processes": [],
     }
 
 
 async def test_the_fake_refuses_what_it_does_not_fake() -> None:
     async with FakeDatabase().uow() as uow:
         with pytest.raises(NotImplementedError, match="momentum"):
-            _ = uow.momentum
+            await uow.momentum.for_tags(["agents"], date(2026, 3, 2))
+        with pytest.raises(NotImplementedError, match="outbox"):
+            _ = uow.outbox
+        with pytest.raises(NotImplementedError, match="processes"):
+            _ = uow.processes
+        with pytest.raises(NotImplementedError, match="upsert"):
+            await uow.papers.upsert([])
+        with pytest.raises(NotImplementedError, match="batch_tags"):
+            await uow.papers.batch_tags([1])

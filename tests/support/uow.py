@@ -3,9 +3,12 @@
     fake = FakeDatabase()
     ctx = Context(uow=fake.uow, catalog=catalog)   # as `Database.uow` in the bot
 
-Small on purpose: chats, subscriptions, mutes and papers, with the methods of `bot.ports`
-that the chat commands call. Momentum figures, the outbox and the poll state are not
-faked: their properties raise, so a handler that needs them is tested on a real database.
+Small on purpose: chats, subscriptions, mutes, the poll state, the spike alert state, and
+the papers as the chat commands read them. What only SQL does well is not faked, so that
+the fake never re-implements it: storing papers, batches and database ids (`upsert`,
+`batch_tags`, ...), momentum figures, the outbox (claims, fan-out, digests) and the
+processes (which release outbox claims). Those methods and properties raise
+NotImplementedError, and the services that need them are tested on real databases.
 `tests/integration/test_fake_uow.py` makes the same calls here and on SQLite (and
 PostgreSQL) and compares the answers, so the fake cannot drift from storage.
 
@@ -20,7 +23,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from datetime import date
+from datetime import date, datetime
 from types import TracebackType
 from typing import Any, NoReturn, Self
 
@@ -30,10 +33,13 @@ from bot.domain import (
     ChatRef,
     DigestMode,
     Paper,
+    PollState,
     Subscription,
     SubscriptionKind,
 )
-from bot.ports import MomentumStore, OutboxStore, PollStateStore
+from bot.ports import OutboxStore, ProcessStore, UpsertResult
+from bot.topics.momentum import Momentum
+from bot.topics.spike_rule import AlertState
 
 # What `ChatStore.update` may change: every field but the chat's identity.
 _SETTINGS = {f.name for f in fields(Chat)} - {"id", "platform", "external_id", "created_at"}
@@ -49,6 +55,8 @@ class _State:
     papers: dict[str, Paper] = field(default_factory=dict)  # stored without tags
     # arXiv id -> tag -> the words that matched
     tags: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    poll_state: dict[str, PollState] = field(default_factory=dict)
+    alert_state: dict[tuple[int, str], AlertState] = field(default_factory=dict)
     last_id: dict[str, int] = field(default_factory=dict)
 
     def new_id(self, table: str) -> int:
@@ -75,6 +83,10 @@ class FakeChats:
 
     async def get_by_id(self, chat_id: int) -> Chat | None:
         return self._state.chats.get(chat_id)
+
+    async def by_ids(self, chat_ids: Iterable[int]) -> Mapping[int, Chat]:
+        chats = self._state.chats
+        return {i: chats[i] for i in set(chat_ids) if i in chats}
 
     async def get_or_create(self, ref: ChatRef, kind: ChatKind = ChatKind.PRIVATE) -> Chat:
         chat = self._find(ref)
@@ -104,6 +116,17 @@ class FakeChats:
             return False
         self._state.chats[chat.id] = replace(chat, external_id=new_ref.external_id)
         return True
+
+    async def with_momentum_alerts(self) -> Sequence[int]:
+        return [c.id for c in self._state.chats.values() if c.active and c.momentum_alerts]
+
+    async def due_for_digest(self, now: datetime, limit: int = 500) -> Sequence[Chat]:
+        due = [
+            c
+            for c in self._state.chats.values()
+            if c.active and c.next_digest_at is not None and c.next_digest_at <= now
+        ]
+        return sorted(due, key=lambda c: c.next_digest_at or now)[:limit]
 
 
 class FakeSubscriptions:
@@ -141,6 +164,22 @@ class FakeSubscriptions:
     async def for_chat(self, chat_id: int) -> Sequence[Subscription]:
         return [s for s in self._state.subscriptions if s.chat_id == chat_id]
 
+    async def for_chats(self, chat_ids: Iterable[int]) -> Mapping[int, Sequence[Subscription]]:
+        wanted = set(chat_ids)
+        found: dict[int, list[Subscription]] = {}
+        for sub in self._state.subscriptions:
+            if sub.chat_id in wanted:
+                found.setdefault(sub.chat_id, []).append(sub)
+        return found
+
+    async def query_targets(self) -> Sequence[tuple[str, int]]:
+        first: dict[str, int] = {}
+        for sub in self._state.subscriptions:
+            chat = self._state.chats.get(sub.chat_id)
+            if sub.kind == SubscriptionKind.QUERY and chat is not None and chat.active:
+                first[sub.target] = min(first.get(sub.target, sub.id), sub.id)
+        return sorted(first.items())
+
 
 class FakeMutes:
     def __init__(self, state: _State) -> None:
@@ -160,6 +199,14 @@ class FakeMutes:
 
     async def for_chat(self, chat_id: int) -> Sequence[tuple[str, str]]:
         return [(tag, scope) for chat, tag, scope in self._state.mutes if chat == chat_id]
+
+    async def for_chats(self, chat_ids: Iterable[int]) -> Mapping[int, Sequence[tuple[str, str]]]:
+        wanted = set(chat_ids)
+        found: dict[int, list[tuple[str, str]]] = {}
+        for chat, tag, scope in self._state.mutes:
+            if chat in wanted:
+                found.setdefault(chat, []).append((tag, scope))
+        return found
 
 
 class FakePapers:
@@ -217,6 +264,72 @@ class FakePapers:
                 added += 1
         return added
 
+    async def page(self, after: str | None, limit: int) -> Sequence[Paper]:
+        ids = sorted(a for a in self._state.papers if after is None or a > after)
+        return [self._state.papers[a] for a in ids[:limit]]  # stored without tags
+
+    # Papers as ingest stores them, with database ids and batches: SQL, not faked.
+
+    async def upsert(self, papers: Iterable[Paper], *, sample: bool = False) -> UpsertResult:
+        _not_faked("papers.upsert (seed papers instead)")
+
+    async def ids_for(self, arxiv_ids: Iterable[str]) -> Mapping[str, int]:
+        _not_faked("papers.ids_for")
+
+    async def by_ids(self, paper_ids: Sequence[int]) -> Mapping[int, Paper]:
+        _not_faked("papers.by_ids")
+
+    async def replace_rule_tags(
+        self, arxiv_ids: Sequence[str], tags: Iterable[tuple[str, str, Sequence[str]]]
+    ) -> int:
+        _not_faked("papers.replace_rule_tags")
+
+    async def new_since(self, since: datetime) -> int:
+        _not_faked("papers.new_since")
+
+    async def batch_tags(
+        self, batch_ids: Iterable[int]
+    ) -> Mapping[int, Mapping[int, Sequence[str]]]:
+        _not_faked("papers.batch_tags")
+
+
+class FakePollState:
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    async def get(self, source: str) -> PollState | None:
+        return self._state.poll_state.get(source)
+
+    async def save(self, state: PollState) -> None:
+        self._state.poll_state[state.source] = state
+
+    async def all(self) -> Sequence[PollState]:
+        return list(self._state.poll_state.values())
+
+
+class FakeMomentum:
+    """The spike alert state; the figures are counted in SQL, so they are not faked."""
+
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    async def latest_announced(self, today: date | None = None) -> date | None:
+        _not_faked("momentum figures")
+
+    async def for_tags(
+        self, tags: Sequence[str] | None, as_of: date, weeks: int = 26
+    ) -> Mapping[str, Momentum]:
+        _not_faked("momentum figures")
+
+    async def for_tag(self, tag: str, as_of: date, weeks: int = 26) -> Momentum:
+        _not_faked("momentum figures")
+
+    async def alert_state(self, chat_id: int, tag: str) -> AlertState:
+        return self._state.alert_state.get((chat_id, tag), AlertState())
+
+    async def save_alert_state(self, chat_id: int, tag: str, state: AlertState) -> None:
+        self._state.alert_state[(chat_id, tag)] = state
+
 
 def _not_faked(part: str) -> NoReturn:
     raise NotImplementedError(f"the fake unit of work has no {part}: test it on a database")
@@ -229,6 +342,8 @@ class FakeUnitOfWork:
     subscriptions: FakeSubscriptions
     mutes: FakeMutes
     papers: FakePapers
+    poll_state: FakePollState
+    momentum: FakeMomentum
 
     def __init__(self, database: FakeDatabase) -> None:
         self._database = database
@@ -238,6 +353,7 @@ class FakeUnitOfWork:
         work = self._work = copy.deepcopy(self._database.state)
         self.chats, self.subscriptions = FakeChats(work), FakeSubscriptions(work)
         self.mutes, self.papers = FakeMutes(work), FakePapers(work)
+        self.poll_state, self.momentum = FakePollState(work), FakeMomentum(work)
         return self
 
     async def __aexit__(
@@ -261,16 +377,12 @@ class FakeUnitOfWork:
         vars(self._inside()).update(vars(copy.deepcopy(self._database.state)))
 
     @property
-    def poll_state(self) -> PollStateStore:
-        _not_faked("poll state")
-
-    @property
     def outbox(self) -> OutboxStore:
         _not_faked("outbox")
 
     @property
-    def momentum(self) -> MomentumStore:
-        _not_faked("momentum figures")
+    def processes(self) -> ProcessStore:
+        _not_faked("processes")
 
 
 class FakeDatabase:
