@@ -76,18 +76,23 @@ def generate(n: int, seed: int = 7) -> tuple[list[date | None], list[tuple[int, 
 
 def tables(announced: list[date | None], pairs: list[tuple[int, str]]) -> dict[str, Rows]:
     """The generated papers and their tags as rows of `papers` and `paper_tags`, and the
-    papers of each day as rows of `announced_days`, which ingest keeps beside them (none
-    of the generated papers is a sample)."""
+    papers of each day and of each tag and day as rows of `announced_days` and
+    `tag_days`, which ingest keeps beside them (none of the generated papers is a
+    sample)."""
     papers = (
         paper_row(paper_id, f"b{paper_id}", "t", None, day, STAMP)
         for paper_id, day in enumerate(announced, 1)
     )
     tags = (tag_row(paper_id, tag) for paper_id, tag in pairs)
     days = sorted(Counter(day for day in announced if day is not None).items())
+    tag_days = Counter(
+        (tag, day) for paper_id, tag in pairs if (day := announced[paper_id - 1]) is not None
+    )
     return {
         "papers": (PAPER_COLUMNS, papers),
         "paper_tags": (TAG_COLUMNS, tags),
         "announced_days": (("day", "papers"), days),
+        "tag_days": (("tag", "day", "papers"), ((*key, n) for key, n in sorted(tag_days.items()))),
     }
 
 

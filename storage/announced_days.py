@@ -28,6 +28,23 @@ from storage.models import AnnouncedDayRow
 Counted = tuple[bool, date | None]
 
 
+def day_moves(
+    updated: Sequence[Paper], before: Mapping[str, Counted], *, sample: bool
+) -> dict[str, tuple[date | None, date | None]]:
+    """For each refreshed paper, by arXiv id: the day it was counted on and the day it
+    is counted on now (None: not counted, a sample or no date). `before` holds each
+    paper's stored state; `sample` and `Paper.is_sample` say the papers are samples, as
+    in `PaperRepository.upsert`, where a sample never replaces a real paper and a
+    refresh without an announcement date keeps the stored one."""
+    moves: dict[str, tuple[date | None, date | None]] = {}
+    for paper in updated:
+        was_sample, was_day = before[paper.arxiv_id]
+        day = paper.announced if paper.announced is not None else was_day
+        counted = None if sample or paper.is_sample else day
+        moves[paper.arxiv_id] = (None if was_sample else was_day, counted)
+    return moves
+
+
 def day_changes(
     new: Sequence[Paper],
     updated: Sequence[Paper],
@@ -36,21 +53,16 @@ def day_changes(
     sample: bool,
 ) -> dict[date, int]:
     """What storing `new` and refreshing `updated` does to each day's count (days that
-    do not change left out). `before` holds each updated paper's stored state; `sample`
-    and `Paper.is_sample` say the papers are samples, as in `PaperRepository.upsert`,
-    where a sample never replaces a real paper and a refresh without an announcement
-    date keeps the stored one."""
+    do not change left out); `before` and `sample` as for `day_moves`."""
     changes: Counter[date] = Counter()
     for paper in new:
         if paper.announced is not None and not (sample or paper.is_sample):
             changes[paper.announced] += 1
-    for paper in updated:
-        was_sample, was_day = before[paper.arxiv_id]
-        if was_day is not None and not was_sample:
-            changes[was_day] -= 1
-        day = paper.announced if paper.announced is not None else was_day
-        if day is not None and not (sample or paper.is_sample):
-            changes[day] += 1
+    for was, now in day_moves(updated, before, sample=sample).values():
+        if was is not None:
+            changes[was] -= 1
+        if now is not None:
+            changes[now] += 1
     return {day: n for day, n in changes.items() if n}
 
 

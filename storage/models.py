@@ -187,6 +187,21 @@ class AnnouncedDayRow(Base):
     papers: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class TagDayRow(Base):
+    """How many counted papers (announced that day, not a sample) of each tag the index
+    holds of each announcement day: momentum's weekly counts read these rows, not the
+    tags of every paper. Kept by `storage.tag_days` in the transaction that changes the
+    tags or the papers (0012)."""
+
+    __tablename__ = "tag_days"
+    # Every tag's counts over some weeks read a stretch of days.
+    __table_args__ = (Index("ix_tag_days_day", "day"),)
+
+    tag: Mapped[str] = mapped_column(String(128), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    papers: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class PaperTagRow(Base):
     """A topic on a paper: a catalog slug (or custom-query key) and why it matched."""
 

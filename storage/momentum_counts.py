@@ -2,16 +2,16 @@
 
 Counts are by `papers.announced` in 7-day buckets ending at `as_of` (bucket 0 is
 `as_of - 6 .. as_of`; see `bot.topics.momentum`), so the last four buckets are exactly
-the last 28 days and the four before them the prior 28. Every tag's figure is a GROUP BY
-over the indexed `papers.announced` and `paper_tags (tag, paper_id)`; no paper is
-ever loaded. The total of all new papers and the coverage read the per-day counts of
-`announced_days` instead (`storage.announced_days`), a row a day. Papers whose
-announcement date is unknown (NULL) never count, nor do the bundled sample papers
-(`papers.sample`): not in a count, the total, the newest day or the coverage
+the last 28 days and the four before them the prior 28. No paper or tag is ever read:
+every tag's weekly figures sum the per-(tag, day) counts of `tag_days`
+(`storage.tag_days`), a row per tag and day, and the total of all new papers and the
+coverage the per-day counts of `announced_days` (`storage.announced_days`), a row a day.
+Papers whose announcement date is unknown (NULL) never count, nor do the bundled sample
+papers (`papers.sample`): not in a count, the total, the newest day or the coverage
 (`bot.topics.momentum` says what coverage is and what it allows).
 
-The bucket of a paper is `(as_of - announced) / 7` in integer days: date subtraction
-on PostgreSQL, `julianday` differences on SQLite (the one dialect switch).
+The bucket of a day is `(as_of - day) / 7` in integer days: date subtraction on
+PostgreSQL, `julianday` differences on SQLite (the one dialect switch).
 """
 
 from __future__ import annotations
@@ -25,16 +25,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.topics.momentum import COMPARED_WEEKS, MAX_GAP, WINDOW_WEEKS, Coverage, Momentum, coverage
 from bot.topics.spike_rule import AlertState
-from storage.models import AnnouncedDayRow, MomentumAlertRow, PaperRow, PaperTagRow
+from storage.models import AnnouncedDayRow, MomentumAlertRow, PaperRow, TagDayRow
 
 MIN_WEEKS = COMPARED_WEEKS
-# Every figure leaves the sample papers out. Counting every tag's papers walks the
-# (sample, announced) index (migration 0010); counting a few tags' papers must
-# start from those tags' rows instead, so there the same test is written in a form no index
-# serves (coalesce(sample) = false; the column is NOT NULL, so it means the same), which
-# keeps SQLite from walking every paper of the weeks to find one tag's few.
+# The newest day leaves the sample papers out (the (sample, announced) index, 0010).
 _COUNTED = PaperRow.sample == false()
-_COUNTED_ROW = func.coalesce(PaperRow.sample, false()) == false()
 _CHUNK = 500
 # A day of `announced_days` with counted papers (a day's count may have fallen to 0).
 _HELD = AnnouncedDayRow.papers > 0
@@ -47,12 +42,12 @@ class MomentumRepository:
         self._s = session
 
     def _bucket(self, as_of: date) -> Any:
-        """SQL for the 7-day bucket index of `papers.announced` (0 = the newest week)."""
+        """SQL for the 7-day bucket index of `tag_days.day` (0 = the newest week)."""
         day = bindparam("as_of_day", as_of, type_=Date)
         if self._s.get_bind().dialect.name == "sqlite":
-            days = cast(func.julianday(day) - func.julianday(PaperRow.announced), Integer)
+            days = cast(func.julianday(day) - func.julianday(TagDayRow.day), Integer)
         else:
-            days = cast(day, Date) - PaperRow.announced
+            days = cast(day, Date) - TagDayRow.day
         return (days // literal_column("7", Integer)).label("bucket")
 
     async def latest_announced(self, today: date | None = None) -> date | None:
@@ -93,21 +88,16 @@ class MomentumRepository:
         bucket = self._bucket(as_of)
         start = as_of - timedelta(days=7 * weeks - 1)
         stmt = (
-            select(PaperTagRow.tag, bucket, func.count())
-            .join(PaperRow, PaperRow.id == PaperTagRow.paper_id)
-            .where(PaperRow.announced.between(start, as_of))
-            .group_by(PaperTagRow.tag, bucket)
+            select(TagDayRow.tag, bucket, func.sum(TagDayRow.papers))
+            .where(TagDayRow.day.between(start, as_of), TagDayRow.papers > 0)
+            .group_by(TagDayRow.tag, bucket)
         )
         found: dict[str, list[int]] = {}
         groups: list[Sequence[str] | None] = [None]
         if tags is not None:
             groups = [tags[i : i + _CHUNK] for i in range(0, len(tags), _CHUNK)]
         for group in groups:
-            query = (
-                stmt.where(_COUNTED)  # every paper of the weeks: walk the index
-                if group is None
-                else stmt.where(_COUNTED_ROW, PaperTagRow.tag.in_(list(group)))
-            )
+            query = stmt if group is None else stmt.where(TagDayRow.tag.in_(list(group)))
             for tag, index, count in (await self._s.execute(query)).all():
                 counts = found.setdefault(tag, [0] * weeks)
                 counts[weeks - 1 - int(index)] += int(count)

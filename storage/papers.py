@@ -9,17 +9,16 @@ from collections.abc import Iterable, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import Author, Paper
 from bot.ports import UpsertResult
-from storage.announced_days import count_days, day_changes
+from storage.announced_days import count_days, day_changes, day_moves
 from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
+from storage.paper_tags import attach, drop_rule_tags, paper_ids
 from storage.repositories import chunks
-
-# Tag rows per INSERT statement (and per stretch of work on the event loop).
-_TAG_ROWS = 300
+from storage.tag_days import count_tags, move_tags
 
 
 def _paper_values(paper: Paper) -> dict[str, Any]:
@@ -108,7 +107,8 @@ class PaperRepository:
         whose id is stored as a sample one takes its place (its metadata and announcement
         date, the flag cleared) and is reported as updated; a sample paper never
         overwrites a real one. The counts of announcement days change with the papers
-        (`storage.announced_days`).
+        (`storage.announced_days`), and so do those of their tags by day
+        (`storage.tag_days`) when a stored paper is counted on another day now.
         """
         latest = _latest_versions(papers)
         existing = await self._stored(list(latest))
@@ -118,6 +118,8 @@ class PaperRepository:
         await self._refresh(updated, existing, now, sample=sample)
         before = {p.arxiv_id: existing[p.arxiv_id][2:] for p in updated}
         await count_days(self._s, day_changes(new, updated, before, sample=sample))
+        moves = day_moves(updated, before, sample=sample)
+        await move_tags(self._s, {existing[a][0]: move for a, move in moves.items()})
         await self._s.flush()
         return UpsertResult(
             new=tuple(p.arxiv_id for p in new),
@@ -161,8 +163,9 @@ class PaperRepository:
         sample: bool,
     ) -> None:
         """Overwrite stored papers with their newer version (or their real one), keeping
-        the first announcement date when the new one has none."""
-        for paper in updated:
+        the first announcement date when the new one has none; in row id order, the order
+        in which writers of tags lock papers (`storage.tag_days.counted_days`)."""
+        for paper in sorted(updated, key=lambda p: existing[p.arxiv_id][0]):
             values = _paper_values(paper)
             if paper.announced is None:
                 values.pop("announced")  # keep the first announcement date
@@ -175,43 +178,16 @@ class PaperRepository:
             )
 
     async def ids_for(self, arxiv_ids: Iterable[str]) -> dict[str, int]:
-        found: dict[str, int] = {}
-        for chunk in chunks(list(arxiv_ids)):
-            stmt = select(PaperRow.arxiv_id, PaperRow.id).where(PaperRow.arxiv_id.in_(chunk))
-            found.update({a: i for a, i in (await self._s.execute(stmt)).all()})
-        return found
+        return await paper_ids(self._s, arxiv_ids)
 
     async def add_tags(
         self, tags: Iterable[tuple[str, str, Sequence[str]]], source: str = "rule"
     ) -> int:
-        """Attach (arxiv_id, tag, why) triples; existing (paper, tag) pairs are kept.
-
-        Rows are built and inserted `_TAG_ROWS` at a time, so that a big batch (an ingest
-        with thousands of followed queries makes 100,000 tags) never holds the event loop
-        for long between two statements."""
-        triples = list(tags)
-        ids = await self.ids_for({a for a, _, _ in triples})
-        have: set[tuple[int, str]] = set()
-        for chunk in chunks(list(ids.values())):
-            stmt = select(PaperTagRow.paper_id, PaperTagRow.tag).where(
-                PaperTagRow.paper_id.in_(chunk)
-            )
-            have.update((p, t) for p, t in (await self._s.execute(stmt)).all())
-        added = 0
-        rows: list[dict[str, Any]] = []
-        for arxiv_id, tag, why in triples:
-            if arxiv_id not in ids:
-                continue
-            key = (ids[arxiv_id], tag)
-            if key not in have:
-                have.add(key)
-                rows.append({"paper_id": key[0], "tag": tag, "source": source, "why": list(why)})
-            if len(rows) == _TAG_ROWS:
-                await self._s.execute(PaperTagRow.__table__.insert(), rows)
-                added, rows = added + len(rows), []
-        if rows:
-            await self._s.execute(PaperTagRow.__table__.insert(), rows)
-        return added + len(rows)
+        """Attach (arxiv_id, tag, why) triples; existing (paper, tag) pairs are kept. The
+        per-day tag counts (`storage.tag_days`) gain the tags of counted papers."""
+        added, changes = await attach(self._s, list(tags), source)
+        await count_tags(self._s, changes)
+        return added
 
     async def tags_with_why(self, arxiv_id: str) -> list[tuple[str, tuple[str, ...]]]:
         stmt = (
@@ -225,15 +201,14 @@ class PaperRepository:
     async def replace_rule_tags(
         self, arxiv_ids: Sequence[str], tags: Iterable[tuple[str, str, Sequence[str]]]
     ) -> int:
-        """Drop the rule-made tags of these papers and attach `tags` instead (retagging)."""
+        """Drop the rule-made tags of these papers and attach `tags` instead (retagging);
+        the per-day tag counts change by what differs in the end."""
         ids = await self.ids_for(arxiv_ids)
-        for chunk in chunks(list(ids.values())):
-            await self._s.execute(
-                delete(PaperTagRow).where(
-                    PaperTagRow.paper_id.in_(chunk), PaperTagRow.source == "rule"
-                )
-            )
-        return await self.add_tags(tags, source="rule")
+        changes = await drop_rule_tags(self._s, list(ids.values()))
+        added, more = await attach(self._s, list(tags), "rule")
+        changes.update(more)
+        await count_tags(self._s, changes)
+        return added
 
     async def page(self, after: str | None, limit: int) -> list[Paper]:
         """Papers in arXiv id order after `after`, for walking the whole index."""

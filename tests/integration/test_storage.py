@@ -29,6 +29,7 @@ TABLES = {
     "outbox",
     "poll_state",
     "announced_days",
+    "tag_days",
 }
 
 PAPER = Paper(
