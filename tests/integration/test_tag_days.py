@@ -209,14 +209,14 @@ async def test_a_rolled_back_transaction_leaves_the_counts(
     await expect(db, counts)
 
 
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)  # SQLite writes one at a time
 @pytest.mark.parametrize("tags_first", [True, False])
 async def test_tags_written_while_an_ingest_moves_their_paper_count_on_its_new_day(
     db: Database, tags_first: bool
 ) -> None:
     """Two transactions at once on PostgreSQL: one attaching a tag, one moving the paper
     to another day; whichever writes first, the tag counts on the paper's day in the end."""
-    if db.dialect == "sqlite":
-        pytest.skip("SQLite runs one writing transaction at a time")
     await ingest(db, [Paper(arxiv_id="2611.00001", title="a", announced=MON, tags=("old",))], None)
     newer = Paper(arxiv_id="2611.00001", title="a", version=2, announced=TUE)
     if tags_first:
