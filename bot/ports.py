@@ -36,6 +36,7 @@ from bot.domain import (
 )
 from bot.outbox_payloads import Progress
 from bot.topics.momentum import Momentum
+from bot.topics.search_text import SearchResult
 
 
 class Clock(Protocol):
@@ -135,6 +136,27 @@ class PaperStore(Protocol):
         ...
 
 
+class PaperSearch(Protocol):
+    """Full-text search over the titles and abstracts of the stored papers."""
+
+    async def search(
+        self,
+        text: str,
+        *,
+        tags: Sequence[str] | None = None,
+        without: Sequence[str] = (),
+        limit: int = 10,
+        offset: int = 0,
+    ) -> SearchResult:
+        """The papers matching `text` (plain words, or the query language: read by
+        `bot.topics.search_text.parse_search`, whose `QueryError` it raises), with any of
+        `tags` if given and none of `without`: `limit` hits after the first `offset`, best
+        first and newest first among equal scores (each paper with its tags, sorted), and
+        how many papers match in all. Plain words that no paper has all of fall back to
+        papers with any of them (`SearchResult.loosened`)."""
+        ...
+
+
 class PollStateStore(Protocol):
     async def all(self) -> Sequence[PollState]: ...
 
@@ -181,6 +203,8 @@ class UnitOfWork(Protocol):
     def mutes(self) -> MuteStore: ...
     @property
     def papers(self) -> PaperStore: ...
+    @property
+    def search(self) -> PaperSearch: ...
     @property
     def poll_state(self) -> PollStateStore: ...
     @property

@@ -1,0 +1,165 @@
+"""Full-text search over the titles and abstracts of stored papers, on either database.
+
+The indexes are built by migration 0012 and kept by the databases themselves, so no
+code path that stores, refreshes, retags or deletes papers has to remember them:
+
+- SQLite: `papers_fts`, an FTS5 table with external content (`papers`), tokenizer
+  `porter unicode61 remove_diacritics 2` ("agents" finds "agent", "Schölkopf" finds
+  "scholkopf"), kept in step by triggers on insert, update of title or abstract, and
+  delete. Ranked by `bm25()` with the title weighing `TITLE_WEIGHT` times the abstract.
+- PostgreSQL: `papers.search_vector`, a stored generated `tsvector` ('english'; title
+  weight A, abstract B) with a GIN index, ranked by `ts_rank_cd` (A counts 1.0, B 0.4).
+
+What was typed is read by `bot.topics.search_text.parse_search` into a tree of terms made
+of letters and digits only; `fts5_expression` and `tsquery_text` write that tree in the
+database's syntax with every term quoted, and the result is passed as a bound parameter,
+never spliced into SQL. Ties in score go to the newest paper (announcement date, then
+arXiv id, as /latest orders).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Integer, Select, bindparam, column, func, literal_column, select, table
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.topics.query_tree import And, Node, Not, Scope, Term
+from bot.topics.search_text import SearchHit, SearchResult, parse_search
+from storage.models import PaperRow
+from storage.papers import PaperRepository, _filtered
+
+TITLE_WEIGHT = 10.0  # SQLite's bm25 weight of the title (the abstract's is 1)
+# Migration 0012's objects, which the models do not describe (see `not_search_index`).
+SEARCH_TABLE = "papers_fts"
+SEARCH_COLUMN = "search_vector"
+SEARCH_INDEX = "ix_papers_search_vector"
+
+
+class SearchRepository:
+    """`bot.ports.PaperSearch` on SQLite or PostgreSQL."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._s = session
+
+    async def search(
+        self,
+        text: str,
+        *,
+        tags: Sequence[str] | None = None,
+        without: Sequence[str] = (),
+        limit: int = 10,
+        offset: int = 0,
+    ) -> SearchResult:
+        """Papers whose title or abstract matches `text` (`parse_search`; raises its
+        `QueryError`), with any of `tags` if given and none of `without`: the best
+        `limit` after the first `offset`, and how many match in all. Plain words that
+        no paper has all of fall back to papers with any of them (`loosened`)."""
+        query = parse_search(text)
+        result = await self._run(query.strict, tags, without, limit, offset)
+        if result.total == 0 and query.loose is not None:
+            loose = await self._run(query.loose, tags, without, limit, offset)
+            result = SearchResult(loose.hits, loose.total, loosened=True)
+        return result
+
+    async def _run(
+        self,
+        node: Node,
+        tags: Sequence[str] | None,
+        without: Sequence[str],
+        limit: int,
+        offset: int,
+    ) -> SearchResult:
+        if self._s.get_bind().dialect.name == "postgresql":
+            score, match, source = _postgres(tsquery_text(node))
+        else:
+            score, match, source = _sqlite(fts5_expression(node))
+        counted = source(select(func.count(PaperRow.id)))
+        total_stmt = _filtered(counted, tags, without).where(match)
+        total = int((await self._s.execute(total_stmt)).scalar_one())
+        if total == 0 or offset >= total:
+            return SearchResult((), total)
+        stmt = (
+            _filtered(source(select(PaperRow.id, score)), tags, without)
+            .where(match)
+            .order_by(
+                score.desc(), PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc()
+            )
+            .limit(limit)
+            .offset(offset)
+        )
+        ranked = (await self._s.execute(stmt)).all()
+        papers = await PaperRepository(self._s).by_ids([row_id for row_id, _ in ranked])
+        hits = tuple(SearchHit(papers[row_id], float(value)) for row_id, value in ranked)
+        return SearchResult(hits, total)
+
+
+_Parts = tuple[Any, Any, Callable[[Select[Any]], Select[Any]]]
+
+
+def _sqlite(expression: str) -> _Parts:
+    """(score, condition, FROM) for an FTS5 expression: the FTS table joined to the
+    papers by rowid, which is the paper's id."""
+    fts = table(SEARCH_TABLE, column("rowid", Integer))
+    score = literal_column(f"-bm25({SEARCH_TABLE}, {TITLE_WEIGHT}, 1.0)")
+    match = literal_column(SEARCH_TABLE).op("MATCH")(bindparam("fts", expression))
+
+    def source(stmt: Select[Any]) -> Select[Any]:
+        return stmt.select_from(fts).join(PaperRow, PaperRow.id == fts.c.rowid)
+
+    return score, match, source
+
+
+def _postgres(tsquery: str) -> _Parts:
+    query = func.to_tsquery(literal_column("'english'::regconfig"), bindparam("tsq", tsquery))
+    vector = literal_column(f"papers.{SEARCH_COLUMN}")
+    return func.ts_rank_cd(vector, query), vector.op("@@")(query), lambda stmt: stmt
+
+
+def fts5_expression(node: Node) -> str:
+    """`node` as an FTS5 MATCH expression, every term a quoted string."""
+    if isinstance(node, Term):
+        phrase = '"' + " ".join(node.words).replace('"', '""') + '"' + "*" * node.prefix
+        column = {Scope.TITLE: "title", Scope.ABSTRACT: "abstract"}.get(node.scope)
+        return f"({column} : {phrase})" if column else phrase
+    if isinstance(node, Not):  # only a double negation reaches here (search_text._check)
+        return fts5_expression(node.child.child)  # type: ignore[union-attr]
+    if isinstance(node, And):
+        found = [fts5_expression(c) for c in node.children if not _excludes(c)]
+        expression = "(" + " AND ".join(found) + ")"
+        for child in node.children:
+            if _excludes(child):
+                expression = f"({expression} NOT {fts5_expression(child.child)})"  # type: ignore[union-attr]
+        return expression
+    return "(" + " OR ".join(fts5_expression(c) for c in node.children) + ")"
+
+
+def tsquery_text(node: Node) -> str:
+    """`node` as the text of a PostgreSQL tsquery, every lexeme a quoted string."""
+    if isinstance(node, Term):
+        weight = {Scope.TITLE: "A", Scope.ABSTRACT: "B"}.get(node.scope, "")
+        lexemes = [_lexeme(w) + ":" + weight for w in node.words]
+        if node.prefix:
+            lexemes[-1] = _lexeme(node.words[-1]) + ":*" + weight
+        return "(" + " <-> ".join(x.removesuffix(":") for x in lexemes) + ")"
+    if isinstance(node, Not):
+        return f"!{tsquery_text(node.child)}"
+    joiner = " & " if isinstance(node, And) else " | "
+    return "(" + joiner.join(tsquery_text(c) for c in node.children) + ")"
+
+
+def _lexeme(word: str) -> str:
+    return "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _excludes(node: Node) -> bool:
+    return isinstance(node, Not) and not isinstance(node.child, Not)
+
+
+def not_search_index(name: str | None, type_: str, parent_names: Any) -> bool:
+    """Alembic `include_name`: False for the search objects of 0012 (the FTS5 table and
+    its shadow tables, the generated column, its index), which no model describes."""
+    if type_ == "table":
+        return not (name or "").startswith(SEARCH_TABLE)
+    return name not in (SEARCH_COLUMN, SEARCH_INDEX)
