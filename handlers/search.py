@@ -11,6 +11,7 @@ words, a query with a mistake, au:/cat:) gets one answer and the search does not
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from handlers.base import CommandSpec, Context
 from handlers.lookup import find_subscription
 from handlers.subscriptions import subscription_tag, unknown_topic, usage_error
 
+# A query's scope just before the colon (`ti:agents`, `title:agents`): no topic name.
+_SCOPE = re.compile(r"\b(?:ti|abs|au|cat|title|abstract|author|category)$", re.IGNORECASE)
 _SHOWN_CHARS = 80  # of the search text, when a reply repeats it
 
 
@@ -40,16 +43,18 @@ def _within(text: str, subs: Sequence[Subscription], ctx: Context) -> _Within | 
     """The topic named before the first colon, or (it names none) the topics it might
     have meant, perhaps none: then the whole text is the search."""
     before, colon, after = text.partition(":")
-    name = before.strip()
-    if not (colon and name and after.strip()) or looks_like_query(before + colon):
-        return []  # no colon, or it is a query's scope (ti:, title:) or inside a query
+    name, words = before.strip(), after.strip()
+    if not (colon and name and words) or _SCOPE.search(before):
+        return []  # no colon, or it ends a query's scope (ti:, title:)
     own = find_subscription(name, subs, ctx.catalog)
+    if own is None and looks_like_query(name):
+        return []  # a query, with a colon inside: the whole text is the search
     resolution = resolve_topic(name, ctx.catalog)
     topic = resolution.topic if own is None else ctx.catalog.by_slug(own.tag)
     if topic is not None:
-        return _Within(topic.slug, topic.name, after.strip())
+        return _Within(topic.slug, topic.name, words)
     if own is not None:
-        return _Within(subscription_tag(own), own.label, after.strip())
+        return _Within(subscription_tag(own), own.label, words)
     return list(resolution.suggestions)
 
 

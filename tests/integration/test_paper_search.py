@@ -4,7 +4,6 @@ text that never becomes FTS syntax."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import date
 
 import pytest
