@@ -640,7 +640,7 @@ async def test_search_finds_stored_papers_and_renders_them(bot: Bot) -> None:
     assert 'Best matches for "agents":' in found
     assert "Agents <script> & $\\mathcal{O}(n^2)$" in found and "Credit assignment" in found
     within = await bot.say(ALICE, "/search RL for LLM Agents: agents")
-    assert 'in RL for LLM Agents:' in within and "Credit assignment" in within
+    assert "in RL for LLM Agents:" in within and "Credit assignment" in within
     assert "Protein folding" not in within and "<script>" not in within
     assert "No paper matches" in await bot.say(ALICE, "/search NEAR(agents zeppelin)")
     assert bot.fake.rejected == []
