@@ -1,12 +1,14 @@
 """Full-text search over the titles and abstracts of stored papers, on either database.
 
-The indexes are built by migration 0012 and kept by the databases themselves, so no
-code path that stores, refreshes, retags or deletes papers has to remember them:
+The indexes are built by migration 0012 and kept up to date where papers are stored, so
+no caller that stores, refreshes, retags or deletes papers has to remember them:
 
 - SQLite: `papers_fts`, an FTS5 table with external content (`papers`), tokenizer
   `porter unicode61 remove_diacritics 2` ("agents" finds "agent", "Schölkopf" finds
-  "scholkopf"), kept in step by triggers on insert, update of title or abstract, and
-  delete. Ranked by `bm25()` with the title weighing `TITLE_WEIGHT` times the abstract.
+  "scholkopf"), kept in step by triggers on update of title or abstract and on delete,
+  and by `storage.search_index` for new papers (the one statement that inserts papers
+  indexes them in bulk). Ranked by `bm25()`, the title weighing `TITLE_WEIGHT` times the
+  abstract.
 - PostgreSQL: `papers.search_vector`, a stored generated `tsvector` ('english'; title
   weight A, abstract B) with a GIN index, ranked by `ts_rank_cd` (A counts 1.0, B 0.4).
 

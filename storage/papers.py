@@ -17,6 +17,7 @@ from bot.domain import Author, Paper
 from storage.announced_days import count_days, day_changes
 from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
 from storage.repositories import chunks
+from storage.search_index import index_new_papers
 
 # Tag rows per INSERT statement (and per stretch of work on the event loop).
 _TAG_ROWS = 300
@@ -160,6 +161,7 @@ class PaperRepository:
         ]
         for chunk in chunks(rows, 200):
             await self._s.execute(PaperRow.__table__.insert(), list(chunk))
+        await index_new_papers(self._s, [p.arxiv_id for p in new])
 
     async def _refresh(
         self,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 
 from bot.domain import Paper
 from bot.topics.query_tree import QueryError
@@ -214,8 +214,14 @@ async def test_operators_and_quotes_are_searched_as_words(
 
 async def test_the_migration_indexes_papers_stored_before_it(db: Database) -> None:
     await _store(db, *FILLER)
-    await db.downgrade("0011")  # storing works without the index (no trigger is left)
-    await _store(db, _paper("2611.80001", "Stored before search", "Older database."))
+    await db.downgrade("0011")  # no trigger is left to fail an older paperwatch's writes
+    async with db.uow() as uow:
+        await uow.session.execute(
+            PaperRow.__table__.insert(),
+            {"arxiv_id": "2611.80001", "title": "Stored before", "abstract": "Older database."},
+        )
+        await uow.session.execute(update(PaperRow).values(title=PaperRow.title + " search"))
+        await uow.commit()
     await db.upgrade()
     assert _ids(await _search(db, "older database")) == ["2611.80001"]
     assert (await _search(db, "protein")).total == len(FILLER)
