@@ -225,3 +225,20 @@ async def test_the_migration_indexes_papers_stored_before_it(db: Database) -> No
     await db.upgrade()
     assert _ids(await _search(db, "older database")) == ["2611.80001"]
     assert (await _search(db, "protein")).total == len(FILLER)
+
+
+async def test_with_many_matches_the_papers_stored_last_are_ranked(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("storage.paper_search.RANKED_AT_MOST", 3)
+    best = _paper("2611.90001", "Memory memory memory", "Memory.", day=1)
+    later = [_paper(f"2611.9001{n}", f"Study {n}", "Some memory.", day=2) for n in range(4)]
+    await _store(db, best)
+    await _store(db, *later)
+    result = await _search(db, "memory", limit=10)
+    assert result.total == 5  # every match is counted
+    assert _ids(result) == ["2611.90013", "2611.90012", "2611.90011"]  # the last 3 stored
+    assert (await _search(db, "memory", limit=10, offset=3)).hits == ()
+    assert _ids(await _search(db, "memory", tags=None, limit=1, offset=2)) == ["2611.90011"]
+    monkeypatch.setattr("storage.paper_search.RANKED_AT_MOST", 5)
+    assert _ids(await _search(db, "memory", limit=1)) == ["2611.90001"]

@@ -226,7 +226,8 @@ class FakePapers:
 
 class FakeSearch:
     """Search by the query language's own matcher: a paper matches as `compile_node` says;
-    its score counts the found terms, a title hit `TITLE_WEIGHT` times an abstract one."""
+    its score counts the found terms, a title hit `TITLE_WEIGHT` times an abstract one.
+    Every match is ranked (storage ranks the 2,000 stored last when more match)."""
 
     def __init__(self, papers: FakePapers) -> None:
         self._papers = papers
