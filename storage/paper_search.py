@@ -16,17 +16,18 @@ What was typed is read by `bot.topics.search_text.parse_search` into a tree of t
 of letters and digits only; `fts5_expression` and `tsquery_text` write that tree in the
 database's syntax with every term quoted, and the result is passed as a bound parameter,
 never spliced into SQL. Ties in score go to the newest paper (announcement date, then
-arXiv id, as /latest orders). When more than `RANKED_AT_MOST` papers match (the commonest
-words), the ranking is among the `RANKED_AT_MOST` stored last (highest row id: the newest,
-bar backfills); the total still counts every match.
+arXiv id, as /latest orders). On PostgreSQL, when more than `RANKED_AT_MOST` papers match
+(the commonest words), the ranking is among the `RANKED_AT_MOST` stored last (highest row
+id: the newest, bar backfills); the total still counts every match.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, Select, bindparam, column, func, literal_column, select, table
+from sqlalchemy import Integer, Select, and_, bindparam, column, func, literal_column, select, table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.topics.query_tree import And, Node, Not, Scope, Term
@@ -35,9 +36,10 @@ from storage.models import PaperRow
 from storage.papers import PaperRepository, _filtered
 
 TITLE_WEIGHT = 10.0  # SQLite's bm25 weight of the title (the abstract's is 1)
-# When more papers match, only this many, those stored last, are ranked (bench_search):
-# ranking reads every candidate's index entry, which for the commonest words (a quarter
-# of 100,000 papers) took 300-400 ms on PostgreSQL; 2,000 take 35-60 ms.
+# On PostgreSQL, when more papers match, only this many, those stored last, are ranked
+# (bench_search): ranking reads every candidate's tsvector from its row, which for the
+# commonest words (a quarter of 100,000 papers) took 300-400 ms; 2,000 take 35-60 ms.
+# SQLite ranks from the FTS index alone, every match, in a third of that.
 RANKED_AT_MOST = 2000
 # Migration 0012's objects, which the models do not describe (see `not_search_index`).
 SEARCH_TABLE = "papers_fts"
@@ -79,39 +81,44 @@ class SearchRepository:
         limit: int,
         offset: int,
     ) -> SearchResult:
-        if self._s.get_bind().dialect.name == "postgresql":
-            score, match, source = _postgres(tsquery_text(node))
-        else:
-            score, match, source = _sqlite(fts5_expression(node))
-        counted = source(select(func.count(PaperRow.id)))
-        total_stmt = _filtered(counted, tags, without).where(match)
+        postgres = self._s.get_bind().dialect.name == "postgresql"
+        how = _postgres(tsquery_text(node)) if postgres else _sqlite(fts5_expression(node))
+        filtered = tags is not None or bool(without)
+        counted = _filtered(how.source(select(func.count(PaperRow.id))), tags, without)
+        total_stmt = counted.where(how.match) if filtered else how.count_all
         total = int((await self._s.execute(total_stmt)).scalar_one())
-        if total == 0 or offset >= min(total, RANKED_AT_MOST):
+        ranked_at_most = RANKED_AT_MOST if postgres else total
+        if total == 0 or offset >= min(total, ranked_at_most):
             return SearchResult((), total)
-        stmt = _filtered(source(select(PaperRow.id, score)), tags, without).where(match)
-        if total > RANKED_AT_MOST:  # rank the papers stored last, not every match
-            newest = _filtered(source(select(PaperRow.id)), tags, without).where(match)
-            newest = newest.order_by(PaperRow.id.desc()).limit(RANKED_AT_MOST).correlate(None)
-            stmt = stmt.where(PaperRow.id.in_(newest))
-        stmt = (
-            stmt.order_by(
-                score.desc(), PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc()
-            )
-            .limit(min(limit, RANKED_AT_MOST - offset))
-            .offset(offset)
-        )
+        stmt = _filtered(how.source(select(PaperRow.id, how.score)), tags, without)
+        stmt = stmt.where(how.match)
+        if total > ranked_at_most:  # rank the papers stored last, not every match
+            newest = _filtered(how.source(select(PaperRow.id)), tags, without)
+            newest = newest.where(how.match).order_by(PaperRow.id.desc()).limit(ranked_at_most)
+            stmt = stmt.where(PaperRow.id.in_(newest.correlate(None)))
+        newest_first = (PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc())
+        stmt = stmt.order_by(how.score.desc(), *newest_first)
+        stmt = stmt.limit(min(limit, ranked_at_most - offset)).offset(offset)
         ranked = (await self._s.execute(stmt)).all()
         papers = await PaperRepository(self._s).by_ids([row_id for row_id, _ in ranked])
         hits = tuple(SearchHit(papers[row_id], float(value)) for row_id, value in ranked)
         return SearchResult(hits, total)
 
 
-_Parts = tuple[Any, Any, Callable[[Select[Any]], Select[Any]]]
+@dataclass(frozen=True, slots=True)
+class _Dialect:
+    """How one database scores and matches a search, where the papers are read from (a
+    function of a SELECT), and the statement counting every match."""
+
+    score: Any
+    match: Any
+    source: Callable[[Select[Any]], Select[Any]]
+    count_all: Select[Any]
 
 
-def _sqlite(expression: str) -> _Parts:
-    """(score, condition, FROM) for an FTS5 expression: the FTS table joined to the
-    papers by rowid, which is the paper's id."""
+def _sqlite(expression: str) -> _Dialect:
+    """The FTS table joined to the papers by rowid, which is the paper's id; matches are
+    counted in the FTS table alone (a tenth of the time of counting through the join)."""
     fts = table(SEARCH_TABLE, column("rowid", Integer))
     score = literal_column(f"-bm25({SEARCH_TABLE}, {TITLE_WEIGHT}, 1.0)")
     match = literal_column(SEARCH_TABLE).op("MATCH")(bindparam("fts", expression))
@@ -119,13 +126,19 @@ def _sqlite(expression: str) -> _Parts:
     def source(stmt: Select[Any]) -> Select[Any]:
         return stmt.select_from(fts).join(PaperRow, PaperRow.id == fts.c.rowid)
 
-    return score, match, source
+    return _Dialect(score, match, source, select(func.count()).select_from(fts).where(match))
 
 
-def _postgres(tsquery: str) -> _Parts:
+def _postgres(tsquery: str) -> _Dialect:
+    """The papers and their generated `search_vector`. A query left with nothing to find
+    once 'english' drops its stop words (`the AND NOT agents` is `!agent`) would read
+    every paper: `querytree` is 'T' for it, and the condition is false before any row is
+    read."""
     query = func.to_tsquery(literal_column("'english'::regconfig"), bindparam("tsq", tsquery))
     vector = literal_column(f"papers.{SEARCH_COLUMN}")
-    return func.ts_rank_cd(vector, query), vector.op("@@")(query), lambda stmt: stmt
+    match = and_(func.querytree(query) != "T", vector.op("@@")(query))
+    count_all = select(func.count(PaperRow.id)).where(match)
+    return _Dialect(func.ts_rank_cd(vector, query), match, lambda stmt: stmt, count_all)
 
 
 def fts5_expression(node: Node) -> str:
@@ -150,10 +163,10 @@ def tsquery_text(node: Node) -> str:
     """`node` as the text of a PostgreSQL tsquery, every lexeme a quoted string."""
     if isinstance(node, Term):
         weight = {Scope.TITLE: "A", Scope.ABSTRACT: "B"}.get(node.scope, "")
-        lexemes = [_lexeme(w) + ":" + weight for w in node.words]
+        lexemes = [_lexeme(w) + (f":{weight}" if weight else "") for w in node.words]
         if node.prefix:
             lexemes[-1] = _lexeme(node.words[-1]) + ":*" + weight
-        return "(" + " <-> ".join(x.removesuffix(":") for x in lexemes) + ")"
+        return "(" + " <-> ".join(lexemes) + ")"
     if isinstance(node, Not):
         return f"!{tsquery_text(node.child)}"
     joiner = " & " if isinstance(node, And) else " | "
