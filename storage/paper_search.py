@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.topics.query_tree import And, Node, Not, Scope, Term
 from bot.topics.search_text import SearchHit, SearchResult, parse_search
 from storage.models import PaperRow
-from storage.papers import PaperRepository, _filtered
+from storage.papers import PaperRepository, _tagged
 
 TITLE_WEIGHT = 10.0  # SQLite's bm25 weight of the title (the abstract's is 1)
 # On PostgreSQL, when more papers match, only this many, those stored last, are ranked
@@ -83,19 +83,19 @@ class SearchRepository:
     ) -> SearchResult:
         postgres = self._s.get_bind().dialect.name == "postgresql"
         how = _postgres(tsquery_text(node)) if postgres else _sqlite(fts5_expression(node))
-        filtered = tags is not None or bool(without)
-        counted = _filtered(how.source(select(func.count(PaperRow.id))), tags, without)
-        total_stmt = counted.where(how.match) if filtered else how.count_all
-        total = int((await self._s.execute(total_stmt)).scalar_one())
+
+        def matching(stmt: Select[Any]) -> Select[Any]:
+            return _only(stmt, how.paper_id, tags, without).where(how.match)
+
+        total = int((await self._s.execute(matching(how.counted))).scalar_one())
         ranked_at_most = RANKED_AT_MOST if postgres else total
         if total == 0 or offset >= min(total, ranked_at_most):
             return SearchResult((), total)
-        stmt = _filtered(how.source(select(PaperRow.id, how.score)), tags, without)
-        stmt = stmt.where(how.match)
+        stmt = matching(how.source(select(PaperRow.id, how.score)))
         if total > ranked_at_most:  # rank the papers stored last, not every match
-            newest = _filtered(how.source(select(PaperRow.id)), tags, without)
-            newest = newest.where(how.match).order_by(PaperRow.id.desc()).limit(ranked_at_most)
-            stmt = stmt.where(PaperRow.id.in_(newest.correlate(None)))
+            newest = matching(how.source(select(PaperRow.id)))
+            newest = newest.order_by(PaperRow.id.desc()).limit(ranked_at_most).correlate(None)
+            stmt = stmt.where(PaperRow.id.in_(newest))
         newest_first = (PaperRow.announced.desc().nulls_last(), PaperRow.arxiv_id.desc())
         stmt = stmt.order_by(how.score.desc(), *newest_first)
         stmt = stmt.limit(min(limit, ranked_at_most - offset)).offset(offset)
@@ -107,18 +107,21 @@ class SearchRepository:
 
 @dataclass(frozen=True, slots=True)
 class _Dialect:
-    """How one database scores and matches a search, where the papers are read from (a
-    function of a SELECT), and the statement counting every match."""
+    """How one database scores and matches a search: where the papers are read from (a
+    function of a SELECT), the paper id that tag filters apply to, and a SELECT of the
+    number of matches that reads as little as it can."""
 
     score: Any
     match: Any
     source: Callable[[Select[Any]], Select[Any]]
-    count_all: Select[Any]
+    paper_id: Any
+    counted: Select[Any]
 
 
 def _sqlite(expression: str) -> _Dialect:
-    """The FTS table joined to the papers by rowid, which is the paper's id; matches are
-    counted in the FTS table alone (a tenth of the time of counting through the join)."""
+    """The FTS table joined to the papers by rowid, which is the paper's id. Counting and
+    tag filters use the FTS table's rowid alone: through the join, they took three to ten
+    times as long (100,000 papers)."""
     fts = table(SEARCH_TABLE, column("rowid", Integer))
     score = literal_column(f"-bm25({SEARCH_TABLE}, {TITLE_WEIGHT}, 1.0)")
     match = literal_column(SEARCH_TABLE).op("MATCH")(bindparam("fts", expression))
@@ -126,7 +129,11 @@ def _sqlite(expression: str) -> _Dialect:
     def source(stmt: Select[Any]) -> Select[Any]:
         return stmt.select_from(fts).join(PaperRow, PaperRow.id == fts.c.rowid)
 
-    return _Dialect(score, match, source, select(func.count()).select_from(fts).where(match))
+    counted = select(func.count()).select_from(fts)
+    # The unary plus keeps SQLite from handing the tag filter to FTS5, which then looked
+    # up each tagged paper's match one by one: ten times slower than filtering the matches.
+    paper_id = literal_column(f"+{SEARCH_TABLE}.rowid")
+    return _Dialect(score, match, source, paper_id, counted)
 
 
 def _postgres(tsquery: str) -> _Dialect:
@@ -137,8 +144,20 @@ def _postgres(tsquery: str) -> _Dialect:
     query = func.to_tsquery(literal_column("'english'::regconfig"), bindparam("tsq", tsquery))
     vector = literal_column(f"papers.{SEARCH_COLUMN}")
     match = and_(func.querytree(query) != "T", vector.op("@@")(query))
-    count_all = select(func.count(PaperRow.id)).where(match)
-    return _Dialect(func.ts_rank_cd(vector, query), match, lambda stmt: stmt, count_all)
+    score = func.ts_rank_cd(vector, query)
+    counted = select(func.count(PaperRow.id))
+    return _Dialect(score, match, lambda stmt: stmt, PaperRow.id, counted)
+
+
+def _only(
+    stmt: Select[Any], paper_id: Any, tags: Sequence[str] | None, without: Sequence[str]
+) -> Select[Any]:
+    """`stmt` limited to papers with any of `tags` (if given) and none of `without`."""
+    if tags is not None:
+        stmt = stmt.where(paper_id.in_(_tagged(tags)))
+    if without:
+        stmt = stmt.where(paper_id.not_in(_tagged(without)))
+    return stmt
 
 
 def fts5_expression(node: Node) -> str:
