@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.domain import Command, Reply
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
 from handlers.following import LIST
+from handlers.search import SEARCH
 from handlers.settings import DIGEST, MUTE, MUTED, PAUSE, QUIET, RESUME, TIMEZONE, UNMUTE
 from handlers.status import status
 from handlers.subscriptions import EXAMPLE_TOPIC, FOLLOW, LATEST, UNFOLLOW
@@ -64,6 +65,7 @@ REGISTRY = Registry(
         UNFOLLOW,
         LIST,
         LATEST,
+        SEARCH,
         TOPICS,
         TOPIC,
         WHY,

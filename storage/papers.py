@@ -18,6 +18,7 @@ from storage.announced_days import count_days, day_changes, day_moves
 from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
 from storage.paper_tags import attach, drop_rule_tags, paper_ids
 from storage.repositories import chunks
+from storage.search_index import index_new_papers
 from storage.tag_days import count_tags, move_tags
 
 
@@ -153,6 +154,7 @@ class PaperRepository:
         ]
         for chunk in chunks(rows, 200):
             await self._s.execute(PaperRow.__table__.insert(), list(chunk))
+        await index_new_papers(self._s, [p.arxiv_id for p in new])
 
     async def _refresh(
         self,

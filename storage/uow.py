@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.momentum_counts import MomentumRepository
 from storage.outbox import OutboxRepository
+from storage.paper_search import SearchRepository
 from storage.papers import PaperRepository
 from storage.processes import ProcessRepository
 from storage.repositories import (
@@ -32,6 +33,7 @@ class UnitOfWork:
     subscriptions: SubscriptionRepository
     mutes: MuteRepository
     papers: PaperRepository
+    search: SearchRepository
     poll_state: PollStateRepository
     outbox: OutboxRepository
     momentum: MomentumRepository
@@ -58,6 +60,7 @@ class UnitOfWork:
         self.subscriptions = SubscriptionRepository(session)
         self.mutes = MuteRepository(session)
         self.papers = PaperRepository(session)
+        self.search = SearchRepository(session)
         self.poll_state = PollStateRepository(session)
         self.outbox = OutboxRepository(session)
         self.momentum = MomentumRepository(session)

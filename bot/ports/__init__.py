@@ -9,8 +9,8 @@ handler tests. Every type that crosses a port is a domain object (`bot.domain`,
 record defined here, never an ORM row.
 
 - `unit_of_work`: one transaction and its repositories (`UnitOfWork`), and the `Clock`;
-- `stores`: the repositories of chats, subscriptions, mutes, papers, poll state, momentum
-  and processes;
+- `stores`: the repositories of chats, subscriptions, mutes, papers, the papers' full-text
+  search, poll state, momentum and processes;
 - `outbox_store`: the outbox, whose claim and batch semantics only storage implements;
 - `messaging`: the `Messenger` every chat platform implements, and the errors it raises.
 
@@ -33,6 +33,7 @@ from bot.ports.stores import (
     ChatStore,
     MomentumStore,
     MuteStore,
+    PaperSearch,
     PaperStore,
     PollStateStore,
     ProcessStore,
@@ -50,6 +51,7 @@ __all__ = [
     "MomentumStore",
     "MuteStore",
     "OutboxStore",
+    "PaperSearch",
     "PaperStore",
     "Permanent",
     "PollStateStore",

@@ -24,6 +24,7 @@ from bot.domain import (
     SubscriptionKind,
 )
 from bot.topics.momentum import Momentum
+from bot.topics.search_text import SearchResult
 from bot.topics.spike_rule import AlertState
 
 
@@ -190,6 +191,27 @@ class PaperStore(Protocol):
         self, batch_ids: Iterable[int]
     ) -> Mapping[int, Mapping[int, Sequence[str]]]:
         """The tags of every paper in these batches: batch -> paper id -> tags."""
+        ...
+
+
+class PaperSearch(Protocol):
+    """Full-text search over the titles and abstracts of the stored papers."""
+
+    async def search(
+        self,
+        text: str,
+        *,
+        tags: Sequence[str] | None = None,
+        without: Sequence[str] = (),
+        limit: int = 10,
+        offset: int = 0,
+    ) -> SearchResult:
+        """The papers matching `text` (plain words, or the query language: read by
+        `bot.topics.search_text.parse_search`, whose `QueryError` it raises), with any of
+        `tags` if given and none of `without`: `limit` hits after the first `offset`, best
+        first and newest first among equal scores (each paper with its tags, sorted), and
+        how many papers match in all. Plain words that no paper has all of fall back to
+        papers with any of them (`SearchResult.loosened`)."""
         ...
 
 

@@ -12,6 +12,7 @@ from bot.ports.stores import (
     ChatStore,
     MomentumStore,
     MuteStore,
+    PaperSearch,
     PaperStore,
     PollStateStore,
     ProcessStore,
@@ -41,6 +42,8 @@ class UnitOfWork(Protocol):
     def mutes(self) -> MuteStore: ...
     @property
     def papers(self) -> PaperStore: ...
+    @property
+    def search(self) -> PaperSearch: ...
     @property
     def poll_state(self) -> PollStateStore: ...
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 
 from storage.models import Base
+from storage.paper_search import not_search_index
 
 connection = context.config.attributes.get("connection")
 if connection is None:
@@ -15,6 +16,7 @@ context.configure(
     target_metadata=Base.metadata,
     render_as_batch=connection.dialect.name == "sqlite",
     compare_type=True,
+    include_name=not_search_index,  # the search index of 0013 has no model
 )
 with context.begin_transaction():
     context.run_migrations()

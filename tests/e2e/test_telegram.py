@@ -325,6 +325,9 @@ async def test_odd_updates_are_ignored_politely(bot: Bot) -> None:
         "/mute",
         "hello",
         "/follow <script>",
+        "/search",
+        '/search NEAR( "',
+        "/search " + "x" * 5000,
     ],
 )
 async def test_bad_input_gets_an_answer_that_renders(bot: Bot, text: str) -> None:
@@ -623,3 +626,21 @@ async def test_an_outbox_send_meets_a_429_once_and_hands_it_back(bot: Bot) -> No
     assert raised.value.retry_after == 7
     assert bot.fake.too_many_requests == 1  # asked once, not retried
     assert "Hello" not in [m.visible_text for m in bot.fake.messages_for(ALICE)]
+
+
+async def test_search_finds_stored_papers_and_renders_them(bot: Bot) -> None:
+    """/search through the real PTB client: hostile titles render, the topic prefix limits
+    the search, and FTS operators are words."""
+    await bot.ingest(
+        paper(11, HOSTILE_TITLE, "Web Agents"),
+        paper(12, "Credit assignment for LLM agents", "RL for LLM Agents"),
+        paper(13, "Protein folding without agents"),
+    )
+    found = await bot.say(ALICE, "/search agents")
+    assert 'Best matches for "agents":' in found
+    assert "Agents <script> & $\\mathcal{O}(n^2)$" in found and "Credit assignment" in found
+    within = await bot.say(ALICE, "/search RL for LLM Agents: agents")
+    assert "in RL for LLM Agents:" in within and "Credit assignment" in within
+    assert "Protein folding" not in within and "<script>" not in within
+    assert "No paper matches" in await bot.say(ALICE, "/search NEAR(agents zeppelin)")
+    assert bot.fake.rejected == []

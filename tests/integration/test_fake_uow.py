@@ -193,3 +193,52 @@ async def test_the_fake_answers_as_storage_does(db: Database) -> None:
     assert len(real) == len(faked)
     for number, (expected, got) in enumerate(zip(real, faked, strict=True)):
         assert got == expected, f"answer {number}"
+
+
+SEARCHED = [
+    Paper("2603.00101", "Memory for agents", "We study recall.", announced=date(2026, 3, 2)),
+    Paper("2603.00102", "Planning", "Agents with a memory of maps.", announced=date(2026, 3, 4)),
+    Paper("2603.00103", "Planning", "Agents with a memory of maps.", announced=date(2026, 3, 3)),
+    Paper(
+        "2603.00104",
+        "Protein folding",
+        "Agents with a record of folds.",
+        announced=date(2026, 3, 3),
+    ),
+]
+SEARCHES: list[tuple[str, dict[str, Any]]] = [
+    ("memory", {}),
+    ("memory", {"limit": 1, "offset": 1}),
+    ("memory", {"tags": ["maps"]}),
+    ("memory", {"without": ["maps"]}),
+    ("agents", {"limit": 2}),
+    ("protein zeppelin", {}),
+    ("ti:planning OR ti:zeppelin", {}),
+    ('"memory of maps" AND NOT folding', {}),
+    ("zeppelin", {}),
+]
+
+
+async def _searched(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
+    async with uow_factory() as uow:
+        await uow.papers.add_tags([("2603.00102", "maps", ()), ("2603.00103", "maps", ())])
+        found = []
+        for typed, options in SEARCHES:
+            result = await uow.search.search(typed, **options)
+            found.append(([h.paper.arxiv_id for h in result.hits], result.total, result.loosened))
+        return found
+
+
+async def test_the_fake_searches_as_storage_does(db: Database) -> None:
+    """The same hits in the same order (scores are each one's own), totals and fallback.
+    The papers are such that no ranking depends on what the fake leaves out: bm25's
+    lengths and rarity, ts_rank_cd's proximity (a fake that counts terms cannot rank
+    "Protein folding" against "Memory for agents" as SQLite and PostgreSQL each do)."""
+    async with db.uow() as uow:
+        await uow.papers.upsert(SEARCHED)
+        await uow.commit()
+    fake = FakeDatabase()
+    fake.seed_papers(*SEARCHED)
+    real, faked = await _searched(db.uow), await _searched(fake.uow)
+    assert real[0] == (["2603.00101", "2603.00102", "2603.00103"], 3, False)
+    assert faked == real

@@ -216,9 +216,11 @@ async def test_migrations_match_the_models(db: Database) -> None:
     from alembic.runtime.migration import MigrationContext
 
     from storage.models import Base
+    from storage.paper_search import not_search_index
 
     def diff(connection):  # type: ignore[no-untyped-def]
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        opts = {"compare_type": True, "include_name": not_search_index}
+        context = MigrationContext.configure(connection, opts=opts)
         return compare_metadata(context, Base.metadata)
 
     async with db.engine.connect() as conn:

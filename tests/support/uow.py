@@ -38,8 +38,14 @@ from bot.domain import (
     SubscriptionKind,
 )
 from bot.ports import OutboxStore, ProcessStore, UpsertResult
+from bot.topics.document import Document
 from bot.topics.momentum import Momentum
+from bot.topics.query_tree import Node, Scope, compile_node
+from bot.topics.search_text import SearchHit, SearchResult, parse_search, positive_terms
 from bot.topics.spike_rule import AlertState
+
+# A title hit counts this many abstract hits in the fake's search (as in SQLite's bm25).
+TITLE_WEIGHT = 10.0
 
 # What `ChatStore.update` may change: every field but the chat's identity.
 _SETTINGS = {f.name for f in fields(Chat)} - {"id", "platform", "external_id", "created_at"}
@@ -331,6 +337,46 @@ class FakeMomentum:
         self._state.alert_state[(chat_id, tag)] = state
 
 
+class FakeSearch:
+    """Search by the query language's own matcher: a paper matches as `compile_node` says;
+    its score counts the found terms, a title hit `TITLE_WEIGHT` times an abstract one.
+    Every match is ranked (storage ranks the 2,000 stored last when more match)."""
+
+    def __init__(self, papers: FakePapers) -> None:
+        self._papers = papers
+
+    async def search(
+        self,
+        text: str,
+        *,
+        tags: Sequence[str] | None = None,
+        without: Sequence[str] = (),
+        limit: int = 10,
+        offset: int = 0,
+    ) -> SearchResult:
+        query = parse_search(text)
+        found = self._run(query.strict, tags, without)
+        loosened = not found and query.loose is not None
+        if loosened:
+            found = self._run(query.loose, tags, without)  # type: ignore[arg-type]
+        found.sort(key=lambda hit: hit.paper.arxiv_id, reverse=True)
+        found.sort(key=lambda hit: hit.paper.announced or date.min, reverse=True)
+        found.sort(key=lambda hit: hit.paper.announced is None)  # undated last
+        found.sort(key=lambda hit: hit.score, reverse=True)
+        return SearchResult(tuple(found[offset : offset + limit]), len(found), loosened)
+
+    def _run(self, node: Node, tags: Sequence[str] | None, without: Sequence[str]) -> list:
+        matches = compile_node(node)
+        scored = [(t, compile_node(replace(t, scope=Scope.TITLE))) for t in positive_terms(node)]
+        hits = []
+        for paper in self._papers._with(tags, without):
+            doc = Document.from_paper(paper)
+            if matches(doc, []):
+                score = sum(TITLE_WEIGHT if in_title(doc, []) else 1.0 for _, in_title in scored)
+                hits.append(SearchHit(paper, score))
+        return hits
+
+
 def _not_faked(part: str) -> NoReturn:
     raise NotImplementedError(f"the fake unit of work has no {part}: test it on a database")
 
@@ -344,6 +390,7 @@ class FakeUnitOfWork:
     papers: FakePapers
     poll_state: FakePollState
     momentum: FakeMomentum
+    search: FakeSearch
 
     def __init__(self, database: FakeDatabase) -> None:
         self._database = database
@@ -354,6 +401,7 @@ class FakeUnitOfWork:
         self.chats, self.subscriptions = FakeChats(work), FakeSubscriptions(work)
         self.mutes, self.papers = FakeMutes(work), FakePapers(work)
         self.poll_state, self.momentum = FakePollState(work), FakeMomentum(work)
+        self.search = FakeSearch(self.papers)
         return self
 
     async def __aexit__(
