@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.domain import Command, Reply
+from handlers.ask import ASK
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
 from handlers.following import LIST
 from handlers.search import SEARCH
@@ -66,6 +67,7 @@ REGISTRY = Registry(
         LIST,
         LATEST,
         SEARCH,
+        ASK,
         TOPICS,
         TOPIC,
         WHY,

@@ -31,7 +31,7 @@ _SHOWN_CHARS = 80  # of the search text, when a reply repeats it
 
 
 @dataclass(frozen=True, slots=True)
-class _Within:
+class Within:
     """The topic or followed query a search is limited to, and the words to search."""
 
     tag: str
@@ -39,7 +39,7 @@ class _Within:
     words: str
 
 
-def _within(text: str, subs: Sequence[Subscription], ctx: Context) -> _Within | list[Topic]:
+def scope_of(text: str, subs: Sequence[Subscription], ctx: Context) -> Within | list[Topic]:
     """The topic named before the first colon, or (it names none) the topics it might
     have meant, perhaps none: then the whole text is the search."""
     before, colon, after = text.partition(":")
@@ -52,9 +52,9 @@ def _within(text: str, subs: Sequence[Subscription], ctx: Context) -> _Within | 
     resolution = resolve_topic(name, ctx.catalog)
     topic = resolution.topic if own is None else ctx.catalog.by_slug(own.tag)
     if topic is not None:
-        return _Within(topic.slug, topic.name, words)
+        return Within(topic.slug, topic.name, words)
     if own is not None:
-        return _Within(subscription_tag(own), own.label, words)
+        return Within(subscription_tag(own), own.label, words)
     return list(resolution.suggestions)
 
 
@@ -80,14 +80,14 @@ async def search(cmd: Command, ctx: Context) -> Reply:
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
-        within = _within(text, subs, ctx)
-        words = within.words if isinstance(within, _Within) else text
+        within = scope_of(text, subs, ctx)
+        words = within.words if isinstance(within, Within) else text
         try:
             parse_search(words)
         except QueryError as error:
             return search_error(words, error)
         mutes = await uow.mutes.for_chat(chat.id) if chat else []
-        scope = within.tag if isinstance(within, _Within) else ""
+        scope = within.tag if isinstance(within, Within) else ""
         hidden = [tag for tag, where in mutes if not where or (scope and where == scope)]
         tags = [scope] if scope else None
         result = await uow.search.search(words, tags=tags, without=hidden, limit=ctx.latest_limit)
@@ -102,9 +102,9 @@ async def search(cmd: Command, ctx: Context) -> Reply:
 
 
 def _heading(
-    words: str, within: _Within | list[Topic], result: SearchResult, muted: bool
+    words: str, within: Within | list[Topic], result: SearchResult, muted: bool
 ) -> tuple[str, ...]:
-    where = f" in {within.name}" if isinstance(within, _Within) else ""
+    where = f" in {within.name}" if isinstance(within, Within) else ""
     left_out = ", muted tags left out" if muted else ""
     if result.loosened:
         return (
@@ -128,7 +128,7 @@ async def _nothing(
     words: str,
     tags: list[str] | None,
     hidden: list[str],
-    within: _Within | list[Topic],
+    within: Within | list[Topic],
 ) -> Reply:
     """The answer when no paper (or none but muted ones) matches."""
     if await uow.papers.count() == 0:
@@ -141,7 +141,7 @@ async def _nothing(
     if isinstance(within, list) and within:  # topics the text before the colon may mean
         name = words.partition(":")[0].strip()
         return unknown_topic(name, within)
-    where = f" in {within.name}" if isinstance(within, _Within) else ""
+    where = f" in {within.name}" if isinstance(within, Within) else ""
     return Reply.text(
         f'No paper{where} matches "{_shown(words)}".',
         "Try fewer or other words, or a prefix such as agent* (it finds agents, agentic).",

@@ -1,0 +1,154 @@
+"""/ask: a question answered from the stored papers' own abstracts, with citations.
+
+`/ask RL for LLM Agents: which rewards do web agents use?` asks one topic (the text before
+the first colon, read as /search reads it: `handlers.search.scope_of`); without a topic the
+question goes to the papers of the topics the chat follows, or to every stored paper when
+it follows none. Two steps:
+
+1. **Retrieve** (`retrieve`): the question's informative words (`bot.topics.ask_terms`)
+   searched in the full-text index (`bot.ports.PaperSearch`): papers with all of them first,
+   then papers with any of them, up to `CANDIDATES`, in the index's rank order.
+2. **Answer** (`bot.topics.answer`): the 3-5 abstract sentences that best answer the
+   question, at most two a paper, each group under its paper's title and id, with the link
+   to its abstract page. Under the answerer's relevance floor the reply says plainly that
+   none of the papers asked talks about the question's words, rather than quoting noise.
+
+Nothing typed becomes search syntax: only the question's words (letters and digits) reach
+the index, each one quoted by `bot.topics.search_text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.domain import Command, Paper, Reply, Section, Subscription
+from bot.ports import UnitOfWork
+from bot.topics.answer import Answer, answer
+from bot.topics.answer_layout import BULLET, citation, fit
+from bot.topics.ask_terms import question_terms
+from bot.topics.search_text import SearchHit
+from handlers.base import CommandSpec, Context
+from handlers.search import Within, scope_of
+from handlers.subscriptions import subscription_tag, unknown_topic, usage_error
+
+CANDIDATES = 30  # papers the answerer reads
+MAX_QUESTION = 1000  # characters: a question, not a document
+# Room for an answer in one message: Telegram's 4,096 less the heading and the links.
+ANSWER_CHARS = 3000
+LINK_CHARS = 50  # a group's abstract link, "https://arxiv.org/abs/2501.12345v2", and its line
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A question's answer, and what it was asked of (for the reply's first line)."""
+
+    answer: Answer
+    scope: str  # after "papers": "on RL for LLM Agents", "on the 3 topics ...", "stored"
+    papers: int  # how many papers the question was asked of
+
+
+def search_words(question: str) -> list[str]:
+    """The question's informative words, as the index should look for them."""
+    return [term.shown for term in question_terms(question)]
+
+
+async def retrieve(
+    uow: UnitOfWork, question: str, tags: Sequence[str] | None, limit: int = CANDIDATES
+) -> list[SearchHit]:
+    """Up to `limit` papers for `question`: those with all its words, then any of them."""
+    words = search_words(question)
+    if not words:
+        return []
+    found = list((await uow.search.search(" ".join(words), tags=tags, limit=limit)).hits)
+    if len(found) < limit and len(words) > 1:
+        seen = {hit.paper.arxiv_id for hit in found}
+        loose = " OR ".join(f'"{word}"' for word in words)
+        more = await uow.search.search(loose, tags=tags, limit=limit)
+        found += [hit for hit in more.hits if hit.paper.arxiv_id not in seen]
+    return found[:limit]
+
+
+async def ask_papers(
+    uow: UnitOfWork, question: str, tags: Sequence[str] | None, scope: str
+) -> Asked:
+    """Retrieve and answer `question` among the papers with any of `tags` (None: all)."""
+    hits = await retrieve(uow, question, tags)
+    papers: list[Paper] = [hit.paper for hit in hits]
+    found = answer(question, papers, [hit.score for hit in hits]) if papers else None
+    if found is None:
+        found = Answer(groups=(), key_terms=tuple(search_words(question)), found=False)
+    pool = await uow.papers.count(tags=tags) if tags is not None else await uow.papers.count()
+    return Asked(found, scope, pool)
+
+
+def answer_reply(asked: Asked) -> Reply:
+    """The reply to a question: the answer by paper, or why there is none."""
+    result = asked.answer
+    if not result.found:
+        return Reply.text(_not_found(asked))
+    shown = fit(result, limit_chars=ANSWER_CHARS, extra_per_group=LINK_CHARS)
+    sections = tuple(
+        Section(
+            heading=group.title,
+            lines=(
+                *(f"{BULLET}{sentence} {citation(group)}" for sentence in group.sentences),
+                group.paper.abs_url,
+            ),
+        )
+        for group in shown.groups
+    )
+    cited = len(shown.groups)
+    intro = f"From {cited} of the {asked.papers:,} papers {asked.scope}:"
+    return Reply(lines=(intro,), sections=sections)
+
+
+def _not_found(asked: Asked) -> str:
+    words = asked.answer.key_terms
+    if not words:
+        return (
+            "Ask about something specific, e.g. "
+            "/ask RL for LLM Agents: which rewards do web agents use?"
+        )
+    about = ", ".join(f'"{w}"' for w in words[:6])
+    if asked.papers == 0:
+        return f"No papers {asked.scope} yet, so none talks about {about}."
+    return f"None of the {asked.papers:,} papers {asked.scope} talks about {about}."
+
+
+async def ask(cmd: Command, ctx: Context) -> Reply:
+    """Answer a question from the abstracts of a topic's papers (or the followed topics')."""
+    text = cmd.args.strip()
+    if not text:
+        return usage_error(ASK.usage, "What would you like to know? For example:")
+    async with ctx.uow() as uow:
+        chat = await uow.chats.get(cmd.chat)
+        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+        within = scope_of(text, subs, ctx)
+        if isinstance(within, Within):
+            question, tags, scope = within.words, [within.tag], f"on {within.name}"
+        elif subs:
+            question, tags, scope = text, [subscription_tag(s) for s in subs], _followed(subs)
+        else:
+            question, tags, scope = text, None, "stored"
+        asked = await ask_papers(uow, question, tags, scope)
+    name, colon, rest = text.partition(":")
+    if not asked.answer.found and isinstance(within, list) and colon and rest.strip():
+        # "Basket Weaving: ..." names no topic, and as a question it finds nothing either.
+        return unknown_topic(name.strip(), within)
+    return answer_reply(asked)
+
+
+def _followed(subs: Sequence[Subscription]) -> str:
+    if len(subs) == 1:
+        return f"on {subs[0].label}"
+    return f"on the {len(subs)} topics this chat follows"
+
+
+ASK = CommandSpec(
+    "ask",
+    ask,
+    "ask the stored papers a question; the answer quotes their abstracts",
+    "/ask [topic:] <question>, e.g. /ask RL for LLM Agents: which rewards do web agents use?",
+    max_args=MAX_QUESTION,  # longer ones are refused by `Registry.dispatch`, in one line
+)
