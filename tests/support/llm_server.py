@@ -93,7 +93,7 @@ def serving_llm() -> Iterator[FakeLlm]:
     fake = FakeLlm()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
