@@ -10,9 +10,12 @@ only given passages are cited:
   "arXiv:", in a link to arxiv.org, in brackets or not) becomes "[k]" when it is passage
   k's paper, and goes when it is not among the passages.
 
-The text is made one plain line (invisible characters out, white space collapsed), and cut to
-`MAX_CHARS` at a word boundary. `Checked.cited` lists the passages still cited, in order of
-first citation: empty means the answer supports nothing, and /ask shows the extractive one.
+A sentence that cited something and is left citing nothing goes too: its claim came from
+no passage given. Sentences that cite nothing at all (a connecting sentence, "The passages
+do not say.") stay. The text is made one plain line (invisible characters out, white space
+collapsed), and cut to `MAX_CHARS` at a word boundary. `Checked.cited` lists the passages
+still cited, in order of first citation: empty means the answer supports nothing, and /ask
+shows the extractive one.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 
 from bot.topics.answer import shown_text
 from bot.topics.llm_prompt import Passage
+from bot.topics.passages import split_sentences
 
 MAX_CHARS = 1_800
 MAX_RANGE = 20  # "[1-3]" is three citations; a range wider than this cites its ends only
@@ -33,7 +37,7 @@ _ARXIV_REF = re.compile(
     rf"({_ID})(?![\w/-])(?:\.pdf)?\s*[\])]?",
     re.IGNORECASE,
 )
-_GROUP = re.compile(r"\[\s*(\d{1,6}(?:\s*(?:,|;|-|–|and)\s*\d{1,6})*)\s*\]")
+_GROUP = re.compile(r"\[\s*(\d{1,12}(?:\s*(?:,|;|-|–|and)\s*\d{1,12})*)\s*\]")
 _ADJACENT = re.compile(r"\[([\d, ]+)\]\s*\[([\d, ]+)\]")
 _NUMBER_OR_RANGE = re.compile(r"(\d+)\s*(?:(?:-|–)\s*(\d+))?")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?)])")
@@ -51,20 +55,30 @@ class Checked:
 def checked(text: str, given: Sequence[Passage]) -> Checked:
     """`text` with every citation of something not in `given` removed (module doc)."""
     by_id = {_bare(p.paper.arxiv_id): p.number for p in given}
-    line = " ".join(shown_text(text, 4 * MAX_CHARS).split())
-    line = _ARXIV_REF.sub(lambda m: _known(m, by_id), line)
-    line = _GROUP.sub(lambda m: _kept(m.group(1), len(given)), line)
-    line = _EMPTY_BRACKETS.sub("", line)
-    while _ADJACENT.search(line):  # "[2] [2]", "[1][3]" -> "[2]", "[1, 3]"
-        line = _ADJACENT.sub(lambda m: _kept(f"{m.group(1)}, {m.group(2)}", len(given)), line)
-    line = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(line.split()))
-    line = shown_text(line, MAX_CHARS)
+    kept: list[str] = []
+    for sentence in split_sentences(shown_text(text, 4 * MAX_CHARS)):
+        line = _cleaned(sentence, by_id, len(given))
+        cited_before = _GROUP.search(sentence) or _ARXIV_REF.search(sentence)
+        if cited_before and not _GROUP.search(line):
+            continue  # a claim that only cited what was not given: unsupported, dropped
+        if line:
+            kept.append(line)
+    line = shown_text(" ".join(kept), MAX_CHARS)
     cited: list[int] = []
     for match in _GROUP.finditer(line):
         for number in _numbers(match.group(1), len(given)):
             if number not in cited:
                 cited.append(number)
     return Checked(line, tuple(cited))
+
+
+def _cleaned(sentence: str, by_id: dict[str, int], count: int) -> str:
+    line = _ARXIV_REF.sub(lambda m: _known(m, by_id), sentence)
+    line = _GROUP.sub(lambda m: _kept(m.group(1), count), line)
+    line = _EMPTY_BRACKETS.sub("", line)
+    while _ADJACENT.search(line):  # "[2] [2]", "[1][3]" -> "[2]", "[1, 3]"
+        line = _ADJACENT.sub(lambda m: _kept(f"{m.group(1)}, {m.group(2)}", count), line)
+    return _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(line.split()))
 
 
 def _bare(arxiv_id: str) -> str:
@@ -74,7 +88,7 @@ def _bare(arxiv_id: str) -> str:
 
 def _known(match: re.Match[str], by_id: dict[str, int]) -> str:
     number = by_id.get(_bare(match.group(1)))
-    return f" [{number}]" if number is not None else " "
+    return f" [{number}] " if number is not None else " "
 
 
 def _kept(body: str, count: int) -> str:

@@ -135,10 +135,8 @@ async def test_invented_citations_are_removed_before_sending(ctx: Context, llm: 
     )
     reply = await say(ctx)
     text = reply.lines[1]
-    assert text == (
-        "Agents remember pages [1] and shaped rewards help [2]. "
-        "Others use a world model and or; see also."
-    )
+    # The second sentence cited only papers never retrieved: its claim goes with them.
+    assert text == "Agents remember pages [1] and shaped rewards help [2]."
     assert [s.heading.split("]")[0] for s in reply.sections] == ["[1", "[2"]
     assert reply.sections[1].lines == ("[arXiv:2603.00014v2] https://arxiv.org/abs/2603.00014v2",)
     assert "<b>" in reply.sections[1].heading  # plain text: the adapters escape it
