@@ -223,6 +223,16 @@ class Settings(BaseSettings):
             )
         return value
 
+    @field_validator("llm_url")
+    @classmethod
+    def _llm_url_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"https?://[^\s/]+", value.strip()):
+            raise ValueError(
+                "PAPERWATCH_LLM_URL must be an http:// or https:// URL, e.g. "
+                "https://api.openai.com/v1 or http://127.0.0.1:8080/v1"
+            )
+        return value.strip() if value is not None else None
+
     @field_validator("slack_allowed_users", mode="before")
     @classmethod
     def _split_users(cls, value: object) -> object:

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, date, datetime
 
 import pytest
+from pydantic import ValidationError
 
 from bot.adapters.llm import answer_writer, completions_url
 from bot.app import command_context
@@ -291,3 +292,9 @@ async def test_the_api_key_never_reaches_a_log(
     assert caplog.records
     assert KEY not in caplog.text
     assert KEY not in repr(settings)
+
+
+@pytest.mark.parametrize("url", ["localhost:8080/v1", "ftp://host/v1", "https://", "file:///x"])
+def test_a_url_that_is_not_http_is_refused_at_start(url: str) -> None:
+    with pytest.raises(ValidationError, match="PAPERWATCH_LLM_URL must be an http"):
+        Settings(_env_file=None, PAPERWATCH_LLM_URL=url)  # type: ignore[call-arg]
