@@ -21,6 +21,7 @@ with one line first saying why.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from datetime import UTC
@@ -92,14 +93,7 @@ async def write_within_budget(
 
 def noted(reply: Reply, note: str) -> Reply:
     """`reply` with `note` as its first line."""
-    return Reply(
-        lines=(note, *reply.lines),
-        papers=reply.papers,
-        sections=reply.sections,
-        footer=reply.footer,
-        is_error=reply.is_error,
-        buttons=reply.buttons,
-    )
+    return dataclasses.replace(reply, lines=(note, *reply.lines))
 
 
 def cited_reply(result: Checked, given: Sequence[Passage], asked_of: tuple[int, str]) -> Reply:

@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime
 import pytest
 from pydantic import ValidationError
 
-from bot.adapters.llm import answer_writer, completions_url
+from bot.adapters.llm import MAX_BODY_BYTES, answer_writer, completions_url
 from bot.app import command_context
 from bot.config import Settings, StartupError
 from bot.domain import ChatRef, Paper, Platform, Reply, Role
@@ -181,7 +181,9 @@ async def test_a_model_that_does_not_answer_in_time_gives_the_abstracts(
         (200, b'{"choices": []}'),
         (200, b'{"choices": [{"message": {"content": 42}}]}'),
         (200, b"[1, 2, 3]"),
+        (200, b'{"choices": [{"message": {"content": "' + b"x" * MAX_BODY_BYTES + b'"}}]}'),
     ],
+    ids=["500", "401", "not-json", "no-choices", "not-text", "a-list", "too-big"],
 )
 async def test_an_error_or_malformed_body_gives_the_abstracts(
     ctx: Context, llm: FakeLlm, fake: FakeDatabase, small_catalog: Catalog, status: int, body: bytes
@@ -192,6 +194,17 @@ async def test_an_error_or_malformed_body_gives_the_abstracts(
     assert reply.lines == (WriterUnavailable.reason, *words.lines)
     assert reply.sections == words.sections
     assert await spent(fake) == 0  # a refused call spends nothing
+
+
+async def test_an_unreachable_model_gives_the_abstracts(
+    fake: FakeDatabase, small_catalog: Catalog, closed_port: int, llm: FakeLlm
+) -> None:
+    settings = settings_for(llm, PAPERWATCH_LLM_URL=f"http://127.0.0.1:{closed_port}/v1")
+    async for ctx in context(settings, fake, small_catalog):
+        reply = await say(ctx)
+    assert reply.lines[0] == WriterUnavailable.reason
+    assert reply.lines[1:] == (await extractive(fake, small_catalog)).lines
+    assert await spent(fake) == 0
 
 
 async def test_a_spent_budget_gives_the_abstracts_without_calling_the_model(
