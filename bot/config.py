@@ -190,7 +190,7 @@ class Settings(BaseSettings):
         default=20.0, gt=0, le=600, validation_alias="PAPERWATCH_LLM_TIMEOUT"
     )
     llm_daily_tokens: int = Field(
-        default=200_000, ge=0, validation_alias="PAPERWATCH_LLM_DAILY_TOKENS"
+        default=200_000, ge=0, le=10**9, validation_alias="PAPERWATCH_LLM_DAILY_TOKENS"
     )
 
     @field_validator(

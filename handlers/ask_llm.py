@@ -54,6 +54,8 @@ async def written_reply(
     `quoted` are the papers the extractive answer cites; `asked_of` how many papers the
     question was asked of and which (e.g. `(412, "on RL for LLM Agents")`)."""
     given = passages(quoted, candidates)
+    if not given:  # nothing retrieved: nothing the model could cite
+        return extractive
     try:
         written = await write_within_budget(ctx, writer, question, given)
     except WriterError as exc:
@@ -80,7 +82,9 @@ async def write_within_budget(
     used = 0
     try:
         written = await writer.write(question, given)
-        used = estimate if written.total_tokens is None else written.total_tokens
+        reported = written.total_tokens
+        # Counted as reported, but never past the day's whole budget (a stored count).
+        used = estimate if reported is None else min(reported, ctx.llm_daily_tokens)
         return written
     except WriterTimeout:
         used = estimate

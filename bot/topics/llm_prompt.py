@@ -23,7 +23,7 @@ from bot.topics.answer import shown_text
 PROMPT_CHARS = 12_000  # the passages together
 PASSAGE_CHARS = 1_500  # one paper's title and abstract
 MAX_PASSAGES = 8
-MIN_PASSAGE_CHARS = 200  # a passage cut shorter than this is left out
+MIN_PASSAGE_CHARS = 200  # no passage is cut shorter than this by the budget
 ANSWER_TOKENS = 400
 CHARS_PER_TOKEN = 4
 
@@ -58,9 +58,9 @@ def passages(
         if paper.arxiv_id in seen:
             continue
         seen.add(paper.arxiv_id)
-        text = _passage_text(paper, min(left, PASSAGE_CHARS))
-        if len(text) < MIN_PASSAGE_CHARS:
+        if left < MIN_PASSAGE_CHARS:  # what is left would cut an abstract to nothing
             break
+        text = _passage_text(paper, min(left, PASSAGE_CHARS))
         found.append(Passage(len(found) + 1, paper, text))
         left -= len(text)
     return tuple(found)

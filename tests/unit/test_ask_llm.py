@@ -221,6 +221,18 @@ async def test_a_spent_budget_gives_the_abstracts_without_calling_the_model(
     assert await spent(fake) == 4600
 
 
+async def test_a_reported_count_past_the_budget_spends_the_day_and_no_more(
+    llm: FakeLlm, fake: FakeDatabase, small_catalog: Catalog
+) -> None:
+    llm.answer("Episodic memory [1].", total_tokens=10**15)  # a stored integer overflows
+    async for ctx in context(settings_for(llm), fake, small_catalog):
+        first = await say(ctx)
+        second = await say(ctx)
+    assert first.lines[0].endswith("written by a language model:")
+    assert second.lines[0] == BudgetExhausted.reason
+    assert await spent(fake) == 200_000
+
+
 async def test_the_budget_is_per_utc_day(
     llm: FakeLlm, fake: FakeDatabase, small_catalog: Catalog
 ) -> None:

@@ -82,3 +82,11 @@ def test_a_hostile_title_is_one_line_of_text_in_its_passage() -> None:
     assert "\n" not in given.text
     assert "\u200b" not in given.text
     assert len(given.text) <= 1500
+
+
+def test_a_short_abstract_is_a_passage_and_the_budget_cuts_none_to_nothing() -> None:
+    short = [Paper(f"2603.0010{n}", "T", "Short.") for n in range(3)]
+    assert [p.text for p in passages([], short)] == ["T. Short."] * 3
+    long = [paper(n, "word " * 1000) for n in range(1, 4)]
+    given = passages([], long, limit_chars=1500 + 1500 + 150)
+    assert len(given) == 2  # 150 characters left: not a third passage cut to a stub
