@@ -65,6 +65,12 @@ async def written_reply(
     if not result.cited:
         log.info("ask: the model's answer cited no passage given")
         return noted(extractive, CITED_NOTHING)
+    log.info(
+        "ask: the model answered passages=%d cited=%d tokens=%s",
+        len(given),
+        len(result.cited),
+        written.total_tokens,
+    )
     return cited_reply(result, given, asked_of)
 
 
