@@ -25,11 +25,12 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import LOG_FILE, ConsoleMessenger, Prompt, run_console
+from bot.adapters.llm import answer_writer
 from bot.arxiv.client import ArxivClient
 from bot.config import Settings, StartupError
 from bot.log_secrets import logging_to_file
 from bot.metrics import Metrics
-from bot.ports import Messenger
+from bot.ports import AnswerWriter, Messenger
 from bot.scheduler import Jobs, Liveness, build_scheduler
 from bot.services.deliver import Deliverer
 from bot.services.ingest import load_sample_if_empty
@@ -168,8 +169,10 @@ async def wait_for_stop() -> None:
     await stop.wait()
 
 
-def command_context(settings: Settings, db: Database, catalog: Catalog) -> Context:
-    """What chat commands run with: the database, the catalog, the limits."""
+def command_context(
+    settings: Settings, db: Database, catalog: Catalog, writer: AnswerWriter | None = None
+) -> Context:
+    """What chat commands run with: the database, the catalog, the limits, /ask's model."""
     return Context(
         uow=db.uow,
         catalog=catalog,
@@ -180,6 +183,8 @@ def command_context(settings: Settings, db: Database, catalog: Catalog) -> Conte
             per_chat=settings.chat_commands_per_minute,
             burst=settings.command_burst,
         ),
+        answer_writer=writer,
+        llm_daily_tokens=settings.llm_daily_tokens,
     )
 
 
@@ -307,8 +312,9 @@ async def run_bot(
     interactive = console and stdin.isatty()
     async with contextlib.AsyncExitStack() as stack:
         log_file = stack.enter_context(logging_to_file(LOG_FILE)) if interactive else None
+        writer = await stack.enter_async_context(answer_writer(settings))
         db = await stack.enter_async_context(database(settings))
-        ctx = command_context(settings, db, catalog)
+        ctx = command_context(settings, db, catalog, writer)
         adapters = build_adapters(settings, ctx)
         messengers: dict[str, Messenger] = {n: a.messenger for n, a in adapters.items()}
         prompt = Prompt(stdout, interactive=interactive)

@@ -23,6 +23,7 @@ from pathlib import Path
 from rich.progress import Progress
 
 from bot.adapters.console import CONSOLE_CHAT, LOG_FILE, render_reply, run_console
+from bot.adapters.llm import answer_writer
 from bot.app import StartupError, build_poller, database, open_catalog, run_bot
 from bot.arxiv.categories import in_categories
 from bot.arxiv.parse import FeedError, parse_feed
@@ -30,6 +31,7 @@ from bot.arxiv.responses import ArxivHTTPError
 from bot.config import Settings
 from bot.domain import Command, Reply
 from bot.log_secrets import logging_to_file
+from bot.ports import AnswerWriter
 from bot.services.ingest import (
     IngestResult,
     load_sample_if_empty,
@@ -50,7 +52,12 @@ from storage.database import Database
 log = logging.getLogger("paperwatch")
 
 
-def build_context(db: Database, catalog: Catalog, settings: Settings | None = None) -> Context:
+def build_context(
+    db: Database,
+    catalog: Catalog,
+    settings: Settings | None = None,
+    writer: AnswerWriter | None = None,
+) -> Context:
     if settings is None:
         return Context(uow=db.uow, catalog=catalog)
     return Context(
@@ -58,6 +65,8 @@ def build_context(db: Database, catalog: Catalog, settings: Settings | None = No
         catalog=catalog,
         max_topics_per_chat=settings.max_topics_per_chat,
         max_queries_per_chat=settings.max_queries_per_chat,
+        answer_writer=writer,
+        llm_daily_tokens=settings.llm_daily_tokens,
     )
 
 
@@ -90,9 +99,9 @@ async def opened(
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     interactive = sys.stdin.isatty()
     with logging_to_file(LOG_FILE) if interactive else contextlib.nullcontext() as log_file:
-        async with opened(settings) as it:
+        async with answer_writer(settings) as writer, opened(settings) as it:
             await load_sample_if_empty(it.db.uow, it.catalog)
-            ctx = build_context(it.db, it.catalog, settings)
+            ctx = build_context(it.db, it.catalog, settings, writer)
             await run_console(
                 REGISTRY,
                 ctx,

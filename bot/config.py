@@ -181,6 +181,17 @@ class Settings(BaseSettings):
     ops_stale_after: float = Field(
         default=60.0, gt=0, validation_alias="PAPERWATCH_OPS_STALE_AFTER"
     )
+    # /ask's optional language model (bot.adapters.llm): any OpenAI-compatible endpoint, on
+    # only when the URL, the key and the model are all set; PAPERWATCH_LLM_DAILY_TOKENS=0: off.
+    llm_url: str | None = Field(default=None, validation_alias="PAPERWATCH_LLM_URL")
+    llm_api_key: SecretStr | None = Field(default=None, validation_alias="PAPERWATCH_LLM_API_KEY")
+    llm_model: str | None = Field(default=None, validation_alias="PAPERWATCH_LLM_MODEL")
+    llm_timeout: float = Field(
+        default=20.0, gt=0, le=600, validation_alias="PAPERWATCH_LLM_TIMEOUT"
+    )
+    llm_daily_tokens: int = Field(
+        default=200_000, ge=0, le=10**9, validation_alias="PAPERWATCH_LLM_DAILY_TOKENS"
+    )
 
     @field_validator(
         "telegram_bot_token",
@@ -190,6 +201,9 @@ class Settings(BaseSettings):
         "slack_app_token",
         "slack_signing_secret",
         "ops_port",
+        "llm_url",
+        "llm_api_key",
+        "llm_model",
         mode="before",
     )
     @classmethod
@@ -208,6 +222,16 @@ class Settings(BaseSettings):
                 " (e.g. the output of: openssl rand -hex 32)"
             )
         return value
+
+    @field_validator("llm_url")
+    @classmethod
+    def _llm_url_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"https?://[^\s/]+", value.strip()):
+            raise ValueError(
+                "PAPERWATCH_LLM_URL must be an http:// or https:// URL, e.g. "
+                "https://api.openai.com/v1 or http://127.0.0.1:8080/v1"
+            )
+        return value.strip() if value is not None else None
 
     @field_validator("slack_allowed_users", mode="before")
     @classmethod
@@ -292,6 +316,23 @@ class Settings(BaseSettings):
             " SLACK_SIGNING_SECRET (HTTP mode) is; set one of them"
         )
 
+    @property
+    def llm_enabled(self) -> bool:
+        """Whether /ask may use the language model: URL, key and model all set (and a
+        budget above 0). Refuses to start with only some of the three."""
+        given = {
+            "PAPERWATCH_LLM_URL": self.llm_url,
+            "PAPERWATCH_LLM_API_KEY": self.llm_api_key,
+            "PAPERWATCH_LLM_MODEL": self.llm_model,
+        }
+        missing = [name for name, value in given.items() if value is None]
+        if missing and len(missing) < len(given):
+            raise StartupError(
+                f"the language model for /ask needs {', '.join(missing)} as well"
+                " (set all three of PAPERWATCH_LLM_URL, _API_KEY and _MODEL, or none)"
+            )
+        return not missing and self.llm_daily_tokens > 0
+
     def secret_values(self) -> tuple[str, ...]:
         """Every secret configured, for the log filter that keeps them out of logs."""
         secrets = (
@@ -300,5 +341,6 @@ class Settings(BaseSettings):
             self.slack_bot_token,
             self.slack_app_token,
             self.slack_signing_secret,
+            self.llm_api_key,
         )
         return tuple(s.get_secret_value() for s in secrets if s is not None)

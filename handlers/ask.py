@@ -13,6 +13,10 @@ it follows none. Two steps:
    to its abstract page. Under the answerer's relevance floor the reply says plainly that
    none of the papers asked talks about the question's words, rather than quoting noise.
 
+With a language model configured (`handlers.ask_llm`), step 2 is written by the model from
+the same candidates, numbered, and its citations are checked against them; without one, or
+when it cannot answer, the extractive answer stands.
+
 Nothing typed becomes search syntax: only the question's words (letters and digits) reach
 the index, each one quoted by `bot.topics.search_text`.
 """
@@ -28,6 +32,7 @@ from bot.topics.answer import Answer, answer
 from bot.topics.answer_layout import BULLET, citation, fit
 from bot.topics.ask_terms import question_terms
 from bot.topics.search_text import SearchHit
+from handlers.ask_llm import written_reply
 from handlers.base import CommandSpec, Context
 from handlers.search import Within, scope_of
 from handlers.subscriptions import subscription_tag, unknown_topic, usage_error
@@ -46,6 +51,7 @@ class Asked:
     answer: Answer
     scope: str  # after "papers": "on RL for LLM Agents", "on the 3 topics ...", "stored"
     papers: int  # how many papers the question was asked of
+    candidates: tuple[Paper, ...] = ()  # the papers retrieved, best first
 
 
 def search_words(question: str) -> list[str]:
@@ -79,7 +85,7 @@ async def ask_papers(
     if found is None:
         found = Answer(groups=(), key_terms=tuple(search_words(question)), found=False)
     pool = await uow.papers.count(tags=tags) if tags is not None else await uow.papers.count()
-    return Asked(found, scope, pool)
+    return Asked(found, scope, pool, tuple(papers))
 
 
 def answer_reply(asked: Asked) -> Reply:
@@ -136,6 +142,17 @@ async def ask(cmd: Command, ctx: Context) -> Reply:
     if not asked.answer.found and isinstance(within, list) and colon and rest.strip():
         # "Basket Weaving: ..." names no topic, and as a question it finds nothing either.
         return unknown_topic(name.strip(), within)
+    if ctx.answer_writer is not None and asked.answer.found:
+        quoted = [group.paper for group in asked.answer.groups]
+        return await written_reply(
+            ctx,
+            ctx.answer_writer,
+            question,
+            quoted,
+            asked.candidates,
+            answer_reply(asked),
+            (asked.papers, asked.scope),
+        )
     return answer_reply(asked)
 
 

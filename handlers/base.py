@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from rapidfuzz import process
 
 from bot.domain import Chat, Command, DigestMode, Reply, Role
-from bot.ports import Clock, UnitOfWork
+from bot.ports import AnswerWriter, Clock, UnitOfWork
 from bot.topics.catalog import Catalog
 from bot.topics.chat_times import WEEKDAYS, next_digest_at
 from bot.topics.query_tree import MAX_QUERY_CHARS
@@ -51,6 +51,10 @@ class Context:
     max_topics_per_chat: int = 50  # catalog topics one chat may follow (Settings)
     max_queries_per_chat: int = 20  # own queries one chat may follow (Settings)
     rate_limit: CommandRateLimit | None = None  # None: no command rate limit (tests, tools)
+    # /ask's optional language model (None: extractive answers only), and the tokens it may
+    # spend per UTC day across processes (Settings; `handlers.ask_llm`).
+    answer_writer: AnswerWriter | None = None
+    llm_daily_tokens: int = 0
 
 
 Handler = Callable[[Command, Context], Awaitable[Reply]]

@@ -296,3 +296,13 @@ class ProcessRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     started_at: Mapped[datetime] = mapped_column()
     seen_at: Mapped[datetime] = mapped_column()
+
+
+class LlmBudgetRow(Base):
+    """Tokens spent on /ask's language model per UTC day, reserved before each call and
+    settled after (`storage.llm_budget`), shared by every process on the database."""
+
+    __tablename__ = "llm_budget"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    tokens: Mapped[int] = mapped_column(Integer, default=0)

@@ -15,6 +15,7 @@ from typing import Self
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from storage.llm_budget import LlmBudgetRepository
 from storage.momentum_counts import MomentumRepository
 from storage.outbox import OutboxRepository
 from storage.paper_search import SearchRepository
@@ -38,6 +39,7 @@ class UnitOfWork:
     outbox: OutboxRepository
     momentum: MomentumRepository
     processes: ProcessRepository
+    llm_budget: LlmBudgetRepository
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
@@ -65,6 +67,7 @@ class UnitOfWork:
         self.outbox = OutboxRepository(session)
         self.momentum = MomentumRepository(session)
         self.processes = ProcessRepository(session)
+        self.llm_budget = LlmBudgetRepository(session)
         return self
 
     async def __aexit__(

@@ -12,13 +12,24 @@ record defined here, never an ORM row.
 - `stores`: the repositories of chats, subscriptions, mutes, papers, the papers' full-text
   search, poll state, momentum and processes;
 - `outbox_store`: the outbox, whose claim and batch semantics only storage implements;
-- `messaging`: the `Messenger` every chat platform implements, and the errors it raises.
+- `messaging`: the `Messenger` every chat platform implements, and the errors it raises;
+- `language_model`: the optional model /ask may write with (`AnswerWriter`, its errors), and
+  the daily token budget it spends (`TokenBudgetStore`).
 
 Each protocol lists the methods handlers and services call; the storage classes have a
 few more (the CLI's operator commands call those on the concrete unit of work).
 `tests/integration/test_ports.py` checks that storage and the fake keep these signatures.
 """
 
+from bot.ports.language_model import (
+    AnswerWriter,
+    BudgetExhausted,
+    TokenBudgetStore,
+    WriterError,
+    WriterTimeout,
+    WriterUnavailable,
+    WrittenAnswer,
+)
 from bot.ports.messaging import (
     ChatMoved,
     DeliveryError,
@@ -43,6 +54,8 @@ from bot.ports.stores import (
 from bot.ports.unit_of_work import Clock, UnitOfWork
 
 __all__ = [
+    "AnswerWriter",
+    "BudgetExhausted",
     "ChatMoved",
     "ChatStore",
     "Clock",
@@ -59,7 +72,12 @@ __all__ = [
     "RateLimited",
     "RecipientGone",
     "SubscriptionStore",
+    "TokenBudgetStore",
     "Transient",
     "UnitOfWork",
     "UpsertResult",
+    "WriterError",
+    "WriterTimeout",
+    "WriterUnavailable",
+    "WrittenAnswer",
 ]

@@ -6,6 +6,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
+from bot.ports.language_model import TokenBudgetStore
+
 # The repository protocols are needed at run time: tests read the properties' types.
 from bot.ports.outbox_store import OutboxStore
 from bot.ports.stores import (
@@ -52,6 +54,8 @@ class UnitOfWork(Protocol):
     def momentum(self) -> MomentumStore: ...
     @property
     def processes(self) -> ProcessStore: ...
+    @property
+    def llm_budget(self) -> TokenBudgetStore: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -242,3 +242,27 @@ async def test_the_fake_searches_as_storage_does(db: Database) -> None:
     real, faked = await _searched(db.uow), await _searched(fake.uow)
     assert real[0] == (["2603.00101", "2603.00102", "2603.00103"], 3, False)
     assert faked == real
+
+
+async def _budgeted(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
+    day, other = date(2026, 3, 4), date(2026, 3, 5)
+    said: list[Any] = []
+    async with uow_factory() as uow:
+        said.append(await uow.llm_budget.used(day))
+        said.append(await uow.llm_budget.reserve(day, 600, 1000))
+        said.append(await uow.llm_budget.reserve(day, 500, 1000))
+        await uow.llm_budget.settle(day, 600, 100)
+        said.append(await uow.llm_budget.reserve(day, 900, 1000))
+        said.append(await uow.llm_budget.reserve(other, 2000, 1000))
+        await uow.commit()
+    async with uow_factory() as uow:  # not committed: not counted
+        said.append(await uow.llm_budget.reserve(other, 10, 1000))
+    async with uow_factory() as uow:
+        said.append((await uow.llm_budget.used(day), await uow.llm_budget.used(other)))
+    return said
+
+
+async def test_the_fake_budgets_tokens_as_storage_does(db: Database) -> None:
+    real, faked = await _budgeted(db.uow), await _budgeted(FakeDatabase().uow)
+    assert real == [0, True, False, True, False, True, (1000, 0)]
+    assert faked == real

@@ -94,6 +94,7 @@ def test_every_repository_is_checked() -> None:
         "outbox",
         "momentum",
         "processes",
+        "llm_budget",
     }
     assert ports_repositories - set(_repositories(FakeUnitOfWork)) == {"outbox", "processes"}
 
@@ -120,6 +121,7 @@ def test_every_port_method_of_a_repository_is_compared() -> None:
         "outbox": ["dead_letters", "requeue_dead"],
         "momentum": ["coverage", "total", "weekly_counts"],
         "processes": [],
+        "llm_budget": [],
     }
 
 

@@ -64,6 +64,7 @@ class _State:
     poll_state: dict[str, PollState] = field(default_factory=dict)
     alert_state: dict[tuple[int, str], AlertState] = field(default_factory=dict)
     last_id: dict[str, int] = field(default_factory=dict)
+    llm_tokens: dict[date, int] = field(default_factory=dict)  # UTC day -> tokens counted
 
     def new_id(self, table: str) -> int:
         self.last_id[table] = self.last_id.get(table, 0) + 1
@@ -377,6 +378,27 @@ class FakeSearch:
         return hits
 
 
+class FakeLlmBudget:
+    """The daily token count; one fake database is one process, so no race to fake."""
+
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    async def reserve(self, day: date, tokens: int, limit: int) -> bool:
+        spent = self._state.llm_tokens.get(day, 0)
+        if spent + tokens > limit:
+            return False
+        self._state.llm_tokens[day] = spent + tokens
+        return True
+
+    async def settle(self, day: date, reserved: int, used: int) -> None:
+        spent = self._state.llm_tokens.get(day, 0)
+        self._state.llm_tokens[day] = spent + max(used, 0) - reserved
+
+    async def used(self, day: date) -> int:
+        return self._state.llm_tokens.get(day, 0)
+
+
 def _not_faked(part: str) -> NoReturn:
     raise NotImplementedError(f"the fake unit of work has no {part}: test it on a database")
 
@@ -391,6 +413,7 @@ class FakeUnitOfWork:
     poll_state: FakePollState
     momentum: FakeMomentum
     search: FakeSearch
+    llm_budget: FakeLlmBudget
 
     def __init__(self, database: FakeDatabase) -> None:
         self._database = database
@@ -402,6 +425,7 @@ class FakeUnitOfWork:
         self.mutes, self.papers = FakeMutes(work), FakePapers(work)
         self.poll_state, self.momentum = FakePollState(work), FakeMomentum(work)
         self.search = FakeSearch(self.papers)
+        self.llm_budget = FakeLlmBudget(work)
         return self
 
     async def __aexit__(
