@@ -10,10 +10,13 @@ prompt the bot itself sent), never from text a person typed.
 
 from __future__ import annotations
 
-from bot.domain import ChatKind, ChatRef, Command, Role
+from bot.domain import ChatKind, ChatRef, Command, Reply, Role
 from bot.topics.card import shorten
+from bot.topics.resolve import resolve_topic
 from handlers.ask import ASK
 from handlers.base import Context
+from handlers.lookup import find_subscription
+from handlers.subscriptions import subscription_tag, unknown_topic
 
 NAME_CHARS = 80  # of a followed query's text, in a prompt
 PLACEHOLDER = "Your question, e.g. which rewards do web agents use?"
@@ -34,6 +37,22 @@ async def topic_name(chat: ChatRef, tag: str, ctx: Context) -> str | None:
         subs = await uow.subscriptions.for_chat(found.id) if found else []
     own = next((sub for sub in subs if sub.tag == tag), None)
     return shorten(own.label, NAME_CHARS) if own is not None else None
+
+
+async def named_topic(chat: ChatRef, name: str, ctx: Context) -> str | Reply:
+    """The tag of the topic `name` names (a followed query or topic of `chat`, else a catalog
+    topic, as /ask reads the words before its colon), or the answer to an unknown one: for
+    callers that are told the topic apart from the question (`paperwatch ask --topic`)."""
+    async with ctx.uow() as uow:
+        found = await uow.chats.get(chat)
+        subs = await uow.subscriptions.for_chat(found.id) if found else []
+    own = find_subscription(name, subs, ctx.catalog)
+    if own is not None:
+        return subscription_tag(own)
+    resolution = resolve_topic(name, ctx.catalog)
+    if resolution.topic is not None:
+        return resolution.topic.slug
+    return unknown_topic(name.strip(), resolution.suggestions)
 
 
 def prompt_text(name: str) -> str:
