@@ -47,8 +47,11 @@ def scope_of(text: str, subs: Sequence[Subscription], ctx: Context) -> Within | 
     have meant, perhaps none: then the whole text is the search."""
     tagged = _QUERY_TAG.fullmatch(text.strip())
     own_query = next((s for s in subs if tagged and s.tag == tagged[1]), None)
-    if tagged and own_query is not None and tagged[2].strip():
-        return Within(subscription_tag(own_query), own_query.label, tagged[2].strip())
+    if tagged:  # a query's tag names no catalog topic: followed, or no scope at all
+        words = tagged[2].strip()
+        if own_query is None or not words:
+            return []
+        return Within(subscription_tag(own_query), own_query.label, words)
     before, colon, after = text.partition(":")
     name, words = before.strip(), after.strip()
     if not (colon and name and words) or _SCOPE.search(before):
