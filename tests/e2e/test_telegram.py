@@ -711,3 +711,31 @@ async def test_a_reply_to_anything_but_a_prompt_asks_nothing(bot: Bot) -> None:
     await fake.async_wait_until(lambda f: len(f.answered_callbacks) > before)
     assert "not valid" in fake.answered_callbacks[-1].get("text", "")
     assert not any("Ask about" in m.visible_text for m in fake.messages_for(ALICE))
+
+
+async def test_in_a_group_the_prompt_names_who_pressed_and_their_reply_is_answered(
+    bot: Bot,
+) -> None:
+    fake = bot.fake
+    await bot.ingest(
+        answering(34, "Shaped Rewards", "We give web agents a shaped reward for every page.")
+    )
+    await bot.say(GROUP, "/topic RL for LLM Agents", chat_type="supergroup", user_id=5)
+    topic = fake.messages_for(GROUP)[-1]
+    rows = topic.reply_markup["inline_keyboard"]
+    ask = next(b for row in rows for b in row if b["text"].startswith("Ask about"))
+    before = len(fake.messages_for(GROUP))
+    fake.press_button(GROUP, topic.message_id, ask["callback_data"], user_id=5)
+    await fake.async_wait_until(lambda f: len(f.messages_for(GROUP)) > before)
+    prompt = fake.messages_for(GROUP)[-1]
+    assert prompt.visible_text.endswith(", ask about RL for LLM Agents:")
+    assert 'href="tg://user?id=5"' in prompt.text  # the presser, mentioned
+    assert prompt.reply_markup["selective"] is True and fake.rejected == []
+    answer = await bot.say(
+        GROUP,
+        "shaped reward for web agents?",
+        chat_type="supergroup",
+        user_id=5,
+        reply_to=prompt.message_id,
+    )
+    assert "[arXiv:2610.00034]" in answer
