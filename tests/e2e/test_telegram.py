@@ -739,3 +739,18 @@ async def test_in_a_group_the_prompt_names_who_pressed_and_their_reply_is_answer
         reply_to=prompt.message_id,
     )
     assert "[arXiv:2610.00034]" in answer
+
+
+async def test_in_a_channel_the_ask_button_says_where_to_ask(bot: Bot) -> None:
+    fake, channel = bot.fake, -1007777
+    await bot.say(channel, "/topic RL for LLM Agents", chat_type="channel")
+    topic = fake.messages_for(channel)[-1]
+    rows = topic.reply_markup["inline_keyboard"]
+    ask = next(b for row in rows for b in row if b["text"].startswith("Ask about"))
+    posts, answered = len(fake.messages_for(channel)), len(fake.answered_callbacks)
+    fake.press_button(channel, topic.message_id, ask["callback_data"], user_id=5)
+    await fake.async_wait_until(lambda f: len(f.answered_callbacks) > answered)
+    popup = fake.answered_callbacks[-1]
+    assert popup["text"] == "Ask me in a private chat: /ask RL for LLM Agents: <your question>"
+    assert popup.get("show_alert") is True
+    assert len(fake.messages_for(channel)) == posts  # no prompt posted to every subscriber
