@@ -405,3 +405,17 @@ async def test_ask_button_opens_a_form_and_its_question_is_answered(app: App) ->
     await app.post(view_submission_body(moved, values("shaped reward?"), ALICE))
     await fake.async_wait_until(lambda f: len(f.posted) > before)
     assert "not valid here" in _text(fake.posted[-1].blocks)
+
+
+async def test_an_expired_trigger_gets_the_line_to_type_instead(app: App) -> None:
+    fake = app.fake
+    await app.command("topic Web Agents")
+    found = [e for b in fake.posted[-1].blocks if b["type"] == "actions" for e in b["elements"]]
+    ask = next(e for e in found if e["text"]["text"] == "Ask about Web Agents")
+    fake.fail_next("views.open", "expired_trigger_id")
+    before = len(fake.posted)
+    await app.post(block_action_body(ask["action_id"], ask["value"], ALICE, CHANNEL))
+    await fake.async_wait_until(lambda f: len(f.posted) > before)
+    said = _text(fake.posted[-1].blocks)
+    assert "could not open the form" in said and "/paperwatch ask Web Agents:" in said
+    assert fake.modals == [] and fake.posted[-1].method == "chat.postEphemeral"
