@@ -43,6 +43,7 @@ _CODES = {
     Action.MUTE: "m",
     Action.WHY: "w",
     Action.LATEST: "l",
+    Action.ASK: "a",
 }
 _ACTIONS = {code: action for action, code in _CODES.items()}
 _WHY_SAMPLE = "s"  # Action.WHY of a sample paper, its slug packed

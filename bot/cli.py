@@ -29,6 +29,7 @@ from bot.cli_actions import (
     cmd_tag,
     cmd_topics,
 )
+from bot.cli_ask import cmd_ask
 from bot.config import Settings
 from bot.log_secrets import configure_logging
 from bot.scheduler import ROLES
@@ -82,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     topics.add_argument("words", nargs="*", help="only the topics these words find, e.g. agents")
     momentum = add("momentum", cmd_momentum, "a topic's momentum: the sentence and a sparkline")
     momentum.add_argument("topic", nargs="+", help="a catalog topic, e.g. RL for LLM Agents")
+    ask = add("ask", cmd_ask, "ask the stored papers a question; the answer quotes abstracts")
+    ask.add_argument("question", help='e.g. "which rewards do web agents use?"')
+    ask.add_argument("--topic", help="only this topic's papers (or a followed query's)")
     retag = add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
     retag.add_argument("--catalog", type=Path, help=CATALOG_HELP)
     db = add("db", cmd_db, "the database: migrate it, show its revision, back it up")

@@ -275,6 +275,7 @@ class Action(enum.StrEnum):
     MUTE = "mute"
     WHY = "why"
     LATEST = "latest"
+    ASK = "ask"  # opens a question about the topic (a prompt or a form), then /ask <tag>: ...
 
 
 @dataclass(frozen=True, slots=True)

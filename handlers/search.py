@@ -28,6 +28,9 @@ from handlers.subscriptions import subscription_tag, unknown_topic, usage_error
 # A query's scope just before the colon (`ti:agents`, `title:agents`): no topic name.
 _SCOPE = re.compile(r"\b(?:ti|abs|au|cat|title|abstract|author|category)$", re.IGNORECASE)
 _SHOWN_CHARS = 80  # of the search text, when a reply repeats it
+# A followed query's own tag before the colon (what an "Ask about" button sends): the tag
+# has a colon of its own, so the first colon is not the one that ends the name.
+_QUERY_TAG = re.compile(r"(q:[0-9a-f]{16})\s*:(.*)", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,13 @@ class Within:
 def scope_of(text: str, subs: Sequence[Subscription], ctx: Context) -> Within | list[Topic]:
     """The topic named before the first colon, or (it names none) the topics it might
     have meant, perhaps none: then the whole text is the search."""
+    tagged = _QUERY_TAG.fullmatch(text.strip())
+    own_query = next((s for s in subs if tagged and s.tag == tagged[1]), None)
+    if tagged:  # a query's tag names no catalog topic: followed, or no scope at all
+        words = tagged[2].strip()
+        if own_query is None or not words:
+            return []
+        return Within(subscription_tag(own_query), own_query.label, words)
     before, colon, after = text.partition(":")
     name, words = before.strip(), after.strip()
     if not (colon and name and words) or _SCOPE.search(before):

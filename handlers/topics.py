@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.domain import Action, Button, Command, Reply, Section, paper_key
 from bot.topics.card import paper_item, tag_name
+from bot.topics.content import ask_button
 from bot.topics.resolve import resolve_topic, search
 from handlers.base import CommandSpec, Context
 from handlers.subscriptions import subscription_tag, unknown_topic
@@ -64,6 +65,7 @@ async def topic(cmd: Command, ctx: Context) -> Reply:
                 Button(f"Follow {found.name}", Action.FOLLOW, found.slug),
                 Button("Latest", Action.LATEST, found.slug),
             ),
+            (ask_button(found.slug, found.name),),
         ),
     )
 

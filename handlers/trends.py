@@ -20,6 +20,7 @@ from bot.charts import momentum_png
 from bot.domain import Action, Button, Command, Reply, Topic
 from bot.ports import MomentumStore, UnitOfWork
 from bot.topics.card import tag_name
+from bot.topics.content import ask_rows
 from bot.topics.momentum import Momentum, coverage_note, sentence, sparkline
 from bot.topics.resolve import resolve_topic
 from bot.topics.spike_rule import SpikeVerdict, is_spike
@@ -110,7 +111,8 @@ async def momentum(cmd: Command, ctx: Context) -> Reply:
         lines += _block(tag_name(ctx.catalog, sub.tag, (sub,)), figures[sub.tag], note=False)
     if len(subs) > SHOWN:
         lines.append(f"… and {len(subs) - SHOWN} more: /momentum <topic> shows any of them.")
-    return Reply(lines=tuple(lines))
+    asked = [(s.tag, tag_name(ctx.catalog, s.tag, (s,))) for s in shown]
+    return Reply(lines=tuple(lines), buttons=ask_rows(asked))
 
 
 async def _one_topic(cmd: Command, ctx: Context) -> Reply:
@@ -136,7 +138,11 @@ async def _one_topic(cmd: Command, ctx: Context) -> Reply:
     topic = resolution.topic
     if topic is not None and not resolution.exact and tag == topic.slug:
         lines.append(f'(I read "{cmd.args}" as {name}.)')
-    return Reply(lines=tuple(lines), chart=tag if any(m.known_weekly) else None)
+    return Reply(
+        lines=tuple(lines),
+        chart=tag if any(m.known_weekly) else None,
+        buttons=ask_rows([(tag, name)]),
+    )
 
 
 async def _alerts(cmd: Command, ctx: Context, words: Sequence[str]) -> Reply:

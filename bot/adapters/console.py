@@ -16,8 +16,20 @@ import unicodedata
 from pathlib import Path
 from typing import TextIO
 
-from bot.domain import Chat, ChatKind, ChatRef, Command, PaperItem, Platform, Reply, Role
+from bot.domain import (
+    Action,
+    Button,
+    Chat,
+    ChatKind,
+    ChatRef,
+    Command,
+    PaperItem,
+    Platform,
+    Reply,
+    Role,
+)
 from bot.topics.card import Affiliations, Byline, Field, Links, Summary, Tags, Title, card
+from bot.topics.content import ASK_PREFIX
 from handlers.base import Context, Registry, not_a_command
 from handlers.text import parse_command
 
@@ -55,6 +67,14 @@ def render_paper(item: PaperItem) -> str:
     return "\n".join(_line(field) for field in card(item).fields)
 
 
+def _ask_hint(button: Button) -> str:
+    """An "Ask about" button as the line to type: the topic's name when /ask reads it back
+    (no colon in it), else the tag the button carries."""
+    name = button.text.removeprefix(ASK_PREFIX)
+    named = name if ":" not in name and "…" not in name else button.arg
+    return f"Ask: /ask {named}: <your question>"
+
+
 def render_reply(reply: Reply) -> str:
     parts = list(reply.lines)
     parts.extend(render_paper(item) for item in reply.papers)
@@ -68,9 +88,11 @@ def render_reply(reply: Reply) -> str:
             parts.append(section.footer)
     if reply.footer:
         parts.append(reply.footer)
-    buttons = [f"[{b.text}]" for row in reply.buttons for b in row]
+    pressed = [b for row in reply.buttons for b in row]
+    buttons = [f"[{b.text}]" for b in pressed if b.action is not Action.ASK]
     if buttons:
         parts.append("Buttons (on Telegram and Slack): " + " ".join(buttons))
+    parts += [_ask_hint(b) for b in pressed if b.action is Action.ASK]
     return _safe("\n".join(parts))
 
 

@@ -19,12 +19,29 @@ from bot.domain import (
     Subscription,
     SubscriptionKind,
 )
-from bot.topics.card import paper_item, tag_name
+from bot.topics.card import paper_item, shorten, tag_name
 from bot.topics.catalog import Catalog
 from bot.topics.tagline import TagLine, tag_line
 
 DIGEST_PER_TOPIC = 5
 MUTE_BUTTONS = 2  # offered from the tags the alert shows, so a person mutes what they see
+# "Ask about <topic>" buttons under a digest: one a section, two a row, at most this many
+# (Telegram keyboards and Slack's blocks stay small; /ask <topic>: ... reaches any topic).
+DIGEST_ASK_BUTTONS = 8
+ASK_PREFIX = "Ask about "
+ASK_LABEL_CHARS = 60  # within Slack's 75 and Telegram's 64 characters a button label
+
+
+def ask_button(tag: str, name: str) -> Button:
+    """The button that starts a question about a topic (its slug) or a followed query (its
+    tag); `name` is what the chat calls it."""
+    return Button(shorten(ASK_PREFIX + name, ASK_LABEL_CHARS), Action.ASK, tag)
+
+
+def ask_rows(pairs: Sequence[tuple[str, str]], per_row: int = 2) -> tuple[tuple[Button, ...], ...]:
+    """ "Ask about" buttons for (tag, name) pairs, `per_row` a row."""
+    cells = [ask_button(tag, name) for tag, name in pairs]
+    return tuple(tuple(cells[i : i + per_row]) for i in range(0, len(cells), per_row))
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +122,7 @@ def digest(
         return None
 
     sections = []
+    asked: list[tuple[str, str]] = []
     total = 0
     for sub in audience.subscriptions:
         found = sorted(  # best first, then newer: the order /latest shows them in
@@ -115,6 +133,7 @@ def digest(
         if not found:
             continue
         total += len(found)
+        asked.append((sub.tag, sub.label))
         shown = found[:DIGEST_PER_TOPIC]
         more = len(found) - len(shown)
         sections.append(
@@ -126,7 +145,9 @@ def digest(
             )
         )
     return Reply(
-        lines=(f"{title}: {total} new paper(s) on what you follow.",), sections=tuple(sections)
+        lines=(f"{title}: {total} new paper(s) on what you follow.",),
+        sections=tuple(sections),
+        buttons=ask_rows(asked[:DIGEST_ASK_BUTTONS]),
     )
 
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.support.arxiv_server import Canned, serve_fake_arxiv
+from tests.support.postgres import create_database, drop_database
 from tests.support.slack_server import serve_fake_slack
 from tests.support.telegram_server import serve_fake_telegram
 
@@ -365,3 +368,40 @@ def test_ingest_and_retag_skip_a_stored_query_that_does_not_compile(tmp_path: Pa
     retag = paperwatch("retag", cwd=tmp_path)
     assert retag.returncode == 0, retag.stderr
     assert "Retagged" in retag.stdout
+
+
+@pytest.fixture
+def database_env(backend: str) -> Iterator[dict[str, str]]:
+    """The environment for the embedded SQLite default ({}), or for a new PostgreSQL
+    database through PAPERWATCH_DATABASE_URL."""
+    if backend == "sqlite":
+        yield {}
+        return
+    url = asyncio.run(create_database("pw_cli_ask"))
+    try:
+        yield {"PAPERWATCH_DATABASE_URL": url}
+    finally:
+        asyncio.run(drop_database(url))
+
+
+def test_ask_in_the_terminal(tmp_path: Path, database_env: dict[str, str]) -> None:
+    env = database_env
+    paperwatch("console", cwd=tmp_path, stdin="/start\n", env=env)  # loads the sample papers
+    question = "which rewards do web agents use?"
+    answer = paperwatch("ask", question, "--topic", "RL for LLM Agents", cwd=tmp_path, env=env)
+    assert answer.returncode == 0, answer.stderr
+    assert answer.stdout.startswith("From ") and "papers on RL for LLM Agents:" in answer.stdout
+    assert "web agent" in answer.stdout.lower() and "[sample:" in answer.stdout
+    assert answer.stderr == ""
+    everywhere = paperwatch("ask", question, cwd=tmp_path, env=env)
+    assert everywhere.returncode == 0 and "papers stored:" in everywhere.stdout
+    nothing = paperwatch("ask", "how long should sourdough proof?", cwd=tmp_path, env=env)
+    assert nothing.returncode == 0 and nothing.stdout.startswith("None of the 30 papers")
+    for bad, said in (
+        (("ask", "   "), "ask what?"),
+        (("ask", "x" * 10_000), "too long"),
+        (("ask", "rewards", "--topic", "quantum gravity of cats"), "I don't know a topic"),
+    ):
+        refused = paperwatch(*bad, cwd=tmp_path, env=env)
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert said in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

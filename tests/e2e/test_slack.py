@@ -31,6 +31,7 @@ from tests.support.slack_server import (
     serve_fake_slack,
     signed_request_headers,
     slash_command_body,
+    view_submission_body,
 )
 
 SECRET = "test-signing-secret"
@@ -356,3 +357,65 @@ async def test_momentum_chart_goes_to_a_dm(app: App) -> None:
     assert "Web Agents" in text and "in the last four weeks" in text
     await app.fake.async_wait_until(lambda f: len(f.uploads) == 1)
     assert app.fake.rejected == []
+
+
+async def test_ask_button_opens_a_form_and_its_question_is_answered(app: App) -> None:
+    fake = app.fake
+    shaped = replace(
+        paper(41, "Shaped Rewards for Web Agents", "RL for LLM Agents"),
+        abstract="Web agents trained with reinforcement learning get sparse rewards. We give "
+        "web agents a shaped reward for every page that brings them closer to the goal.",
+    )
+    await app.ingest(shaped, paper(42, "Other agents", "RL for LLM Agents"))
+    await app.command("topic RL for LLM Agents")
+    topic = fake.posted[-1]
+    found = [e for b in topic.blocks if b["type"] == "actions" for e in b["elements"]]
+    ask = next(e for e in found if e["text"]["text"] == "Ask about RL for LLM Agents")
+    assert ask["value"].startswith("a") and ask["value"].endswith("rl-for-llm-agents")
+
+    await app.post(block_action_body(ask["action_id"], ask["value"], ALICE, CHANNEL))
+    await fake.async_wait_until(lambda f: len(f.modals) == 1)
+    view = fake.modals[0]["view"]
+    assert fake.rejected == []  # a valid modal
+    (field,) = view["blocks"]
+    assert field["type"] == "input" and field["element"]["multiline"] is True
+    assert field["label"]["text"] == "Ask about RL for LLM Agents:"
+
+    def values(text: str) -> dict:
+        return {"question": {"text": {"type": "plain_text_input", "value": text}}}
+
+    empty = await app.post(view_submission_body(view, values("   "), ALICE))
+    assert empty.json()["response_action"] == "errors"  # the form stays open, says why
+
+    before = len(fake.posted)
+    response = await app.post(
+        view_submission_body(view, values("which rewards\ndo web agents use?"), ALICE)
+    )
+    assert response.status_code == 200
+    await fake.async_wait_until(lambda f: len(f.posted) > before)
+    answer = fake.posted[-1]
+    assert answer.method == "chat.postEphemeral" and answer.user == ALICE
+    text = _text(answer.blocks)
+    assert text.startswith("From 1 of the 2 papers on RL for LLM Agents:")
+    assert "shaped reward" in text and "arXiv:2612.00041" in text
+
+    # The form's payload is checked again: another channel's (or a forged) one asks nothing.
+    moved = view | {"private_metadata": view["private_metadata"].replace(CHANNEL, "C0OTHER01")}
+    before = len(fake.posted)
+    await app.post(view_submission_body(moved, values("shaped reward?"), ALICE))
+    await fake.async_wait_until(lambda f: len(f.posted) > before)
+    assert "not valid here" in _text(fake.posted[-1].blocks)
+
+
+async def test_an_expired_trigger_gets_the_line_to_type_instead(app: App) -> None:
+    fake = app.fake
+    await app.command("topic Web Agents")
+    found = [e for b in fake.posted[-1].blocks if b["type"] == "actions" for e in b["elements"]]
+    ask = next(e for e in found if e["text"]["text"] == "Ask about Web Agents")
+    fake.fail_next("views.open", "expired_trigger_id")
+    before = len(fake.posted)
+    await app.post(block_action_body(ask["action_id"], ask["value"], ALICE, CHANNEL))
+    await fake.async_wait_until(lambda f: len(f.posted) > before)
+    said = _text(fake.posted[-1].blocks)
+    assert "could not open the form" in said and "/paperwatch ask Web Agents:" in said
+    assert fake.modals == [] and fake.posted[-1].method == "chat.postEphemeral"

@@ -644,3 +644,113 @@ async def test_search_finds_stored_papers_and_renders_them(bot: Bot) -> None:
     assert "Protein folding" not in within and "<script>" not in within
     assert "No paper matches" in await bot.say(ALICE, "/search NEAR(agents zeppelin)")
     assert bot.fake.rejected == []
+
+
+def answering(n: int, title: str, abstract: str) -> Paper:
+    return replace(paper(n, title, "RL for LLM Agents"), abstract=abstract)
+
+
+async def test_ask_button_prompts_and_the_reply_is_answered_with_citations(bot: Bot) -> None:
+    fake = bot.fake
+    await bot.ingest(
+        answering(
+            31,
+            "Shaped Rewards for Web Agents",
+            "Web agents trained with reinforcement learning get sparse rewards. We give web "
+            "agents a shaped reward for every page that brings them closer to the goal.",
+        ),
+        answering(32, "Unrelated Agents", "We study memory for planning agents in games."),
+    )
+    shown = await bot.say(ALICE, "/topic RL for LLM Agents")
+    assert "RL for LLM Agents" in shown
+    topic = fake.messages_for(ALICE)[-1]
+    keyboard = {
+        b["text"]: b["callback_data"] for row in topic.reply_markup["inline_keyboard"] for b in row
+    }
+    ask = keyboard["Ask about RL for LLM Agents"]
+    assert ask.startswith("a") and ask.endswith("rl-for-llm-agents")  # signed, topic slug
+
+    before = len(fake.messages_for(ALICE))
+    fake.press_button(ALICE, topic.message_id, ask)
+    await fake.async_wait_until(lambda f: len(f.messages_for(ALICE)) > before)
+    prompt = fake.messages_for(ALICE)[-1]
+    assert prompt.visible_text == "Ask about RL for LLM Agents:"
+    assert prompt.reply_markup is not None and prompt.reply_markup["force_reply"] is True
+    assert prompt.reply_markup["input_field_placeholder"]
+    assert fake.rejected == []
+
+    answer = await bot.say(ALICE, "which rewards do web agents use?", reply_to=prompt.message_id)
+    assert answer.startswith("From 1 of the 2 papers on RL for LLM Agents:")
+    assert "shaped reward" in answer and "[arXiv:2610.00031]" in answer
+    assert "https://arxiv.org/abs/2610.00031" in answer
+    assert "2610.00032" not in answer
+    # After a restart the prompt is forgotten: its reply is told to press the button again.
+    bot.adapter.prompts._open.clear()
+    again = await bot.say(ALICE, "which rewards do web agents use?", reply_to=prompt.message_id)
+    assert again == "That question prompt has expired: press the Ask button again."
+
+
+async def test_a_reply_to_anything_but_a_prompt_asks_nothing(bot: Bot) -> None:
+    fake = bot.fake
+    await bot.ingest(
+        answering(33, "Shaped Rewards", "We give web agents a shaped reward for every page.")
+    )
+    await bot.say(ALICE, "/topic RL for LLM Agents")
+    topic = fake.messages_for(ALICE)[-1]  # the bot's, but no prompt
+    answer = await bot.say(ALICE, "shaped reward web agents?", reply_to=topic.message_id)
+    assert "arXiv:" not in answer and "From 1" not in answer
+    # A person's own message made to look like a prompt is no prompt either.
+    before = len(fake.messages_for(ALICE))
+    forged = fake.push_message(ALICE, "Ask about RL for LLM Agents:")["message"]["message_id"]
+    await fake.async_wait_until(lambda f: len(f.messages_for(ALICE)) > before)
+    answer = await bot.say(ALICE, "shaped reward web agents?", reply_to=forged)
+    assert "arXiv:" not in answer and "From 1" not in answer
+    # A forged button payload asks for nothing.
+    before = len(fake.answered_callbacks)
+    fake.push_callback(ALICE, "a000" + "x" * 11 + "rl-for-llm-agents", message_id=topic.message_id)
+    await fake.async_wait_until(lambda f: len(f.answered_callbacks) > before)
+    assert "not valid" in fake.answered_callbacks[-1].get("text", "")
+    assert not any("Ask about" in m.visible_text for m in fake.messages_for(ALICE))
+
+
+async def test_in_a_group_the_prompt_names_who_pressed_and_their_reply_is_answered(
+    bot: Bot,
+) -> None:
+    fake = bot.fake
+    await bot.ingest(
+        answering(34, "Shaped Rewards", "We give web agents a shaped reward for every page.")
+    )
+    await bot.say(GROUP, "/topic RL for LLM Agents", chat_type="supergroup", user_id=5)
+    topic = fake.messages_for(GROUP)[-1]
+    rows = topic.reply_markup["inline_keyboard"]
+    ask = next(b for row in rows for b in row if b["text"].startswith("Ask about"))
+    before = len(fake.messages_for(GROUP))
+    fake.press_button(GROUP, topic.message_id, ask["callback_data"], user_id=5)
+    await fake.async_wait_until(lambda f: len(f.messages_for(GROUP)) > before)
+    prompt = fake.messages_for(GROUP)[-1]
+    assert prompt.visible_text.endswith(", ask about RL for LLM Agents:")
+    assert 'href="tg://user?id=5"' in prompt.text  # the presser, mentioned
+    assert prompt.reply_markup["selective"] is True and fake.rejected == []
+    answer = await bot.say(
+        GROUP,
+        "shaped reward for web agents?",
+        chat_type="supergroup",
+        user_id=5,
+        reply_to=prompt.message_id,
+    )
+    assert "[arXiv:2610.00034]" in answer
+
+
+async def test_in_a_channel_the_ask_button_says_where_to_ask(bot: Bot) -> None:
+    fake, channel = bot.fake, -1007777
+    await bot.say(channel, "/topic RL for LLM Agents", chat_type="channel")
+    topic = fake.messages_for(channel)[-1]
+    rows = topic.reply_markup["inline_keyboard"]
+    ask = next(b for row in rows for b in row if b["text"].startswith("Ask about"))
+    posts, answered = len(fake.messages_for(channel)), len(fake.answered_callbacks)
+    fake.press_button(channel, topic.message_id, ask["callback_data"], user_id=5)
+    await fake.async_wait_until(lambda f: len(f.answered_callbacks) > answered)
+    popup = fake.answered_callbacks[-1]
+    assert popup["text"] == "Ask me in a private chat: /ask RL for LLM Agents: <your question>"
+    assert popup.get("show_alert") is True
+    assert len(fake.messages_for(channel)) == posts  # no prompt posted to every subscriber

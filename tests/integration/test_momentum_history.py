@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 import sqlalchemy as sa
 
 from bot.adapters.console import handle_line
-from bot.domain import Paper
+from bot.domain import Action, Paper
 from bot.services.ingest import load_sample_if_empty, store
 from bot.services.spikes import check_spikes
 from bot.topics.catalog import Catalog
@@ -284,3 +284,14 @@ async def test_the_migration_marks_the_sample_of_an_existing_database(
         }
     finally:
         await database.dispose()
+
+
+async def test_momentum_offers_to_ask_about_each_topic_it_shows(
+    db: Database, small_catalog: Catalog
+) -> None:
+    ctx = await one_real_day(db, small_catalog)
+    for line in ("/momentum Web Agents", "/momentum"):
+        reply = await handle_line(line, REGISTRY, ctx)
+        assert reply is not None
+        pressed = [(b.text, b.action, b.arg) for row in reply.buttons for b in row]
+        assert pressed == [("Ask about Web Agents", Action.ASK, "web-agents")]

@@ -303,3 +303,25 @@ def check_view(view: object, *, strict_mrkdwn: bool = True) -> tuple[str, list[s
         strict_mrkdwn=strict_mrkdwn,
     )
     return ("invalid_blocks", errors) if errors else None
+
+
+def check_modal(view: object, *, strict_mrkdwn: bool = True) -> tuple[str, list[str]] | None:
+    """None if views.open would accept this modal: a plain-text title of at most 24
+    characters, submit and close of at most 24, a submit button when there is an input
+    block, callback_id up to 255 and private_metadata up to 3,000 characters, valid blocks."""
+    if not isinstance(view, dict) or view.get("type") != "modal":
+        return "invalid_arguments", ['view.type must be "modal" [json-pointer:/view/type]']
+    checker = _Checker(strict_mrkdwn)
+    checker.text(view.get("title"), "/view/title", 24, plain=True)
+    checker.text(view.get("close"), "/view/close", 24, plain=True, required=False)
+    checker.text(view.get("submit"), "/view/submit", 24, plain=True, required=False)
+    checker.string(view.get("callback_id"), "/view/callback_id", 255)
+    checker.string(view.get("private_metadata"), "/view/private_metadata", 3000)
+    blocks = view.get("blocks")
+    checker.blocks(blocks, "/view/blocks", MAX_VIEW_BLOCKS)
+    has_input = isinstance(blocks, list) and any(
+        isinstance(b, dict) and b.get("type") == "input" for b in blocks
+    )
+    if has_input and view.get("submit") is None:
+        checker.fail("/view/submit", "a view with input blocks must have a submit button")
+    return ("invalid_arguments", checker.errors) if checker.errors else None

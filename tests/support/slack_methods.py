@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tests.support.slack_blocks import check_message, check_view
+from tests.support.slack_blocks import check_message, check_modal, check_view
 from tests.support.slack_wire import DEFAULT_TEAM_DOMAIN, Reply
 
 if TYPE_CHECKING:
@@ -117,6 +117,7 @@ class WebApiMethods:
     _response_uses: dict[str, int]
     _posted: list[Posted]
     _views: list[PublishedView]
+    _modals: list[dict]
     _responses: list[ResponsePost]
     socket: FakeSocketMode
 
@@ -262,6 +263,22 @@ class WebApiMethods:
         published.view = answer
         return {"view": answer}
 
+    def views_open(self, params: dict) -> dict:
+        """Open a modal for a trigger_id (an interaction's, valid once)."""
+        trigger = _required(params, "trigger_id", "invalid_arguments")
+        if not isinstance(trigger, str) or trigger.count(".") < 2:
+            raise SlackError("invalid_trigger_id")
+        if any(m["trigger_id"] == trigger for m in self._modals):
+            raise SlackError("expired_trigger_id")
+        view = params.get("view")
+        problem = check_modal(view, strict_mrkdwn=self.strict_mrkdwn)
+        if problem is not None:
+            raise SlackError(*problem)
+        assert isinstance(view, dict)
+        opened = view | {"id": self.new_id("V"), "team_id": self.team_id, "state": {"values": {}}}
+        self._modals.append({"trigger_id": trigger, "view": opened})
+        return {"view": opened}
+
     def conversations_info(self, params: dict) -> dict:
         """A channel's record (add_channel() customises it)."""
         return {"channel": dict(self._channel_info(params.get("channel")))}
@@ -364,6 +381,7 @@ METHODS: dict[str, Handler] = {
     "chat.postEphemeral": WebApiMethods.chat_post_ephemeral,
     "chat.update": WebApiMethods.chat_update,
     "views.publish": WebApiMethods.views_publish,
+    "views.open": WebApiMethods.views_open,
     "conversations.info": WebApiMethods.conversations_info,
     "users.info": WebApiMethods.users_info,
     "files.getUploadURLExternal": WebApiMethods.files_get_upload_url_external,

@@ -58,6 +58,7 @@ from tests.support.slack_wire import (
     event_body,
     signed_request_headers,
     slash_command_body,
+    view_submission_body,
 )
 from tests.support.waiting import Waitable
 
@@ -78,6 +79,7 @@ __all__ = [
     "serve_fake_slack",
     "signed_request_headers",
     "slash_command_body",
+    "view_submission_body",
 ]
 
 
@@ -146,6 +148,7 @@ class FakeSlack(WebApiMethods, Waitable):
         self._post_times: dict[tuple[str, str], deque[float]] = {}
         self._posted: list[Posted] = []
         self._views: list[PublishedView] = []
+        self._modals: list[dict] = []
         self._responses: list[ResponsePost] = []
         self._rejected: list[Rejected] = []
         self._calls: list[str] = []
@@ -269,6 +272,12 @@ class FakeSlack(WebApiMethods, Waitable):
         """Every accepted views.publish, in order."""
         with self._cond:
             return copy.deepcopy(self._views)
+
+    @property
+    def modals(self) -> list[dict]:
+        """Every accepted views.open, in order: {"trigger_id", "view"} (the view as opened)."""
+        with self._cond:
+            return copy.deepcopy(self._modals)
 
     @property
     def responses(self) -> list[ResponsePost]:

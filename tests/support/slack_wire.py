@@ -255,6 +255,28 @@ def block_action_body(*args: Any, **kwargs: Any) -> bytes:
     return urlencode({"payload": json.dumps(block_action_payload(*args, **kwargs))}).encode()
 
 
+def view_submission_body(
+    view: dict,
+    values: dict[str, dict[str, dict]],
+    user_id: str = DEFAULT_USER_ID,
+    team_id: str = DEFAULT_TEAM_ID,
+) -> bytes:
+    """A submitted modal: the `view_submission` payload, with the view as opened (its
+    private_metadata untouched) and `values` as its state (block_id -> action_id -> value
+    object, e.g. {"question": {"text": {"type": "plain_text_input", "value": "..."}}})."""
+    payload = {
+        "type": "view_submission",
+        "team": {"id": team_id, "domain": DEFAULT_TEAM_DOMAIN},
+        "user": {"id": user_id, "username": "alice", "name": "alice", "team_id": team_id},
+        "api_app_id": DEFAULT_APP_ID,
+        "token": VERIFICATION_TOKEN,
+        "trigger_id": _trigger_id(),
+        "view": view | {"state": {"values": values}},
+        "response_urls": [],
+    }
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
 def app_home_opened_event(user_id: str = DEFAULT_USER_ID, *, tab: str = "home") -> dict:
     """The `event` of an app_home_opened (pass it to `event_body`)."""
     return {

@@ -328,9 +328,11 @@ def check_reply_markup(markup: object) -> str | None:
             return bad_json
     if not isinstance(markup, dict):
         return bad_json
+    if "force_reply" in markup:
+        return _force_reply_problem(markup)
     keyboard = markup.get("inline_keyboard")
     if keyboard is None:
-        return None  # ReplyKeyboardMarkup, ReplyKeyboardRemove, ForceReply: not checked
+        return None  # ReplyKeyboardMarkup, ReplyKeyboardRemove: not checked
     if not isinstance(keyboard, list) or not all(isinstance(row, list) for row in keyboard):
         return bad_json
     for button in (button for row in keyboard for button in row):
@@ -348,6 +350,18 @@ def check_reply_markup(markup: object) -> str | None:
         data = button.get("callback_data")
         if data is not None and not 1 <= len(str(data).encode("utf-8")) <= CALLBACK_DATA_LIMIT:
             return "Bad Request: BUTTON_DATA_INVALID"
+    return None
+
+
+def _force_reply_problem(markup: dict) -> str | None:
+    """ForceReply: `force_reply` must be true; a placeholder is 1-64 characters."""
+    if markup.get("force_reply") is not True:
+        return "Bad Request: can't parse reply keyboard markup JSON object"
+    placeholder = markup.get("input_field_placeholder")
+    if placeholder is not None and not (
+        isinstance(placeholder, str) and 1 <= len(placeholder) <= 64
+    ):
+        return "Bad Request: INPUT_FIELD_PLACEHOLDER_INVALID"
     return None
 
 

@@ -150,8 +150,11 @@ class FakeTelegram(BotApiMethods, Waitable):
         username: str | None = None,
         is_bot: bool = False,
         entities: list[dict] | None = None,
+        reply_to: int | None = None,
     ) -> dict:
-        """Queue a text message (a `channel_post` for channels) and return the Update."""
+        """Queue a text message (a `channel_post` for channels) and return the Update; with
+        `reply_to`, a reply to that message of the chat (as Telegram copies it: an inline
+        keyboard kept, a ForceReply not)."""
         with self._cond:
             chat = self._chat(chat_id, chat_type)
             message_id = self._new_id(chat_id)
@@ -165,6 +168,11 @@ class FakeTelegram(BotApiMethods, Waitable):
                 if chat_type == "private" and username:
                     chat["username"] = username
             message["text"] = text
+            if reply_to is not None:
+                quoted = copy.deepcopy(self._messages[(chat_id, reply_to)])
+                if "inline_keyboard" not in quoted.get("reply_markup", {}):
+                    quoted.pop("reply_markup", None)
+                message["reply_to_message"] = quoted
             if entities is None and text.startswith("/"):
                 entities = [
                     {"type": "bot_command", "offset": 0, "length": utf16_len(text.split()[0])}

@@ -30,14 +30,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot import buttons
-from bot.adapters.slack.commands import SLASH_COMMAND, chat_key, origin, to_command
+from bot.adapters.slack.ask_modal import CALLBACK_ID, EMPTY, INVALID, ask_view, read_submission
+from bot.adapters.slack.commands import SLASH_COMMAND, Origin, chat_key, origin, to_command
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.messenger import SlackMessenger
 from bot.adapters.slack.render import render
 from bot.config import Settings, StartupError
-from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
+from bot.domain import Action, Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import cannot_listen, connect_failure, host_of, unreachable
+from handlers.ask_about import GONE, topic_name
 from handlers.base import Context, Registry, RoleLookup
 from handlers.overview import overview
 from handlers.trends import momentum_chart
@@ -96,6 +98,7 @@ class SlackAdapter:
         self.app.middleware(self._once_per_event)
         self.app.command(SLASH_COMMAND)(self._on_command)
         self.app.action(re.compile(r"^pw_"))(self._on_button)
+        self.app.view(CALLBACK_ID)(self._on_ask_submitted)
         self.app.event("app_home_opened")(self._on_home_opened)
 
     async def start(self, *, receive_updates: bool = True) -> None:
@@ -262,6 +265,9 @@ class SlackAdapter:
         value = str(actions[0].get("value") or "")
         button = buttons.decode(value, where.chat.external_id, self.key)
         command = self._to_command(body, button) if button is not None else None
+        if command is not None and button is not None and button.action is Action.ASK:
+            await self._open_ask(body, where, value, button.arg)
+            return
         if command is None:
             reply = Reply.text("This button is not valid here; nothing was changed.", is_error=True)
             await self._answer(where.chat, where.where, where.user, reply)
@@ -271,6 +277,36 @@ class SlackAdapter:
         await self._answer(where.chat, where.where, where.user, reply, body.get("response_url"))
         if not where.is_channel:
             await self.publish_home(where.team, where.user)
+
+    async def _open_ask(self, body: dict[str, Any], where: Origin, payload: str, tag: str) -> None:
+        """The "Ask about" form (`ask_modal`); the topic's name, or why there is none."""
+        name = await topic_name(where.chat, tag, self._ctx)
+        if name is None:
+            await self._answer(where.chat, where.where, where.user, Reply.text(GONE))
+            return
+        try:
+            view = ask_view(name, where, payload)
+            await self.client.views_open(trigger_id=str(body.get("trigger_id", "")), view=view)
+        except SlackApiError as exc:
+            log.warning("slack ask form not opened: %s", exc.response.get("error"))
+            hint = f"I could not open the form; type {SLASH_COMMAND} ask {name}: <question>"
+            await self._answer(where.chat, where.where, where.user, Reply.text(hint))
+
+    async def _on_ask_submitted(
+        self, ack: Callable[..., Awaitable[None]], body: dict[str, Any]
+    ) -> None:
+        """A submitted "Ask about" form: /ask, answered where its button was pressed."""
+        submitted = read_submission(body, self.key)
+        if not submitted.question.strip():
+            await ack(response_action="errors", errors={"question": EMPTY})
+            return
+        await ack()
+        where = submitted.where
+        if submitted.command is None:
+            reply = Reply.text(INVALID, is_error=True)
+        else:
+            reply = await self._registry.dispatch(submitted.command, self._ctx)
+        await self._answer(where.chat, where.where, where.user, reply)
 
     async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("tab", "home") == "home":

@@ -26,14 +26,16 @@ from telegram.ext import (
 )
 
 from bot import buttons
-from bot.adapters.telegram.commands import to_command
+from bot.adapters.telegram.ask_prompt import EXPIRED, AskPrompts
+from bot.adapters.telegram.commands import chat_kind, to_command
 from bot.adapters.telegram.limits import MAX_IN_FLIGHT, TelegramRateLimiter
 from bot.adapters.telegram.messenger import TelegramMessenger, send
 from bot.adapters.telegram.render import popup, to_messages
 from bot.adapters.telegram.transport import AiohttpRequest, ConnectFailed
 from bot.config import Settings, StartupError
-from bot.domain import Button, ChatRef, Command, Platform, Reply, Role
+from bot.domain import Action, Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import cannot_listen, unreachable
+from handlers.ask_about import ask_command
 from handlers.base import Context, Registry, RoleLookup, not_a_command
 from handlers.trends import momentum_chart
 
@@ -89,6 +91,7 @@ class TelegramAdapter:
             .build()
         )
         self.messenger = TelegramMessenger(self.application, self.key)
+        self.prompts = AskPrompts(ctx)
         app = self.application
         updates = filters.UpdateType.MESSAGE | filters.UpdateType.CHANNEL_POST
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self._on_migrate))
@@ -202,15 +205,29 @@ class TelegramAdapter:
         user = update.effective_user
         if user is not None and user.is_bot:
             return  # other bots are not our audience
-        command = self._to_command(update)
+        command = self._to_command(update) or self._answer_to_prompt(update)
         if command is None:
-            if chat.type == TgChat.PRIVATE:
+            if self.prompts.looks_like_prompt(message, self.application.bot.id):
+                await self._reply(chat.id, Reply.text(EXPIRED))
+            elif chat.type == TgChat.PRIVATE:
                 await self._reply(chat.id, not_a_command())
             return  # groups: people talk to each other (or to other bots), not to us
         reply = await self._registry.dispatch(
             command, self._ctx, lookup_role=self._lookup(chat, user)
         )
         await self._reply(chat.id, reply)
+
+    def _answer_to_prompt(self, update: Update) -> Command | None:
+        """A reply to one of our "Ask about" prompts: /ask about the prompt's topic."""
+        message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+        if message is None or chat is None or not message.text:
+            return None
+        tag = self.prompts.tag_for(message, self.application.bot.id)
+        if tag is None:
+            return None
+        ref = ChatRef(Platform.TELEGRAM, str(chat.id))
+        user_id = str(user.id) if user else None
+        return ask_command(tag, message.text, chat=ref, chat_kind=chat_kind(chat), user_id=user_id)
 
     async def _reply(self, chat_id: int, reply: Reply) -> None:
         if reply.is_empty:
@@ -231,6 +248,9 @@ class TelegramAdapter:
             buttons.decode(query.data or "", str(chat.id), self.key) if chat is not None else None
         )
         command = self._to_command(update, button) if button is not None else None
+        if button is not None and button.action is Action.ASK and chat is not None:
+            await self.prompts.pressed(self.application.bot, query, chat, button.arg)
+            return
         if command is None or chat is None:
             await query.answer(
                 "This button is not valid here; nothing was changed.", show_alert=True

@@ -21,6 +21,10 @@ _KINDS = {
 }
 
 
+def chat_kind(chat: TgChat) -> ChatKind:
+    return _KINDS.get(chat.type, ChatKind.GROUP)
+
+
 def known_role(chat: TgChat, message: Message | None, *, group_admins_only: bool) -> Role:
     """The caller's role as far as the update itself tells, without asking Telegram.
 
@@ -57,7 +61,7 @@ def to_command(
     if chat is None:
         return None
     ref = ChatRef(Platform.TELEGRAM, str(chat.id))
-    kind = _KINDS.get(chat.type, ChatKind.GROUP)
+    kind = chat_kind(chat)
     query = update.callback_query
     if query is not None:
         if button is None:
