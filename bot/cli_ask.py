@@ -1,7 +1,8 @@
 """`paperwatch ask "question" [--topic T]`: /ask for scripts, answered on stdout.
 
-The answer is the one /ask gives in the terminal chat (the console's followed topics when
-no topic is named); a bad question or an unknown topic is one line on stderr and exit 2.
+The answer is the one /ask gives in the terminal chat: over the console's followed topics
+when no topic is named, and written by the language model when one is configured. A bad
+question or an unknown topic is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import sys
 
 from bot.adapters.console import CONSOLE_CHAT, render_reply
+from bot.adapters.llm import answer_writer
 from bot.cli_actions import build_context, opened
 from bot.config import Settings
 from bot.domain import Command, Reply
@@ -26,8 +28,8 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
-    async with opened(settings) as it:
-        ctx = build_context(it.db, it.catalog, settings)
+    async with answer_writer(settings) as writer, opened(settings) as it:
+        ctx = build_context(it.db, it.catalog, settings, writer)
         tag = await named_topic(CONSOLE_CHAT, args.topic, ctx) if args.topic else None
         if isinstance(tag, Reply):
             reply = tag

@@ -69,3 +69,29 @@ def test_a_partial_configuration_is_one_line(tmp_path: Path, command: str) -> No
     assert "PAPERWATCH_LLM_MODEL" in lines[0]
     assert KEY not in result.stderr
     assert not (tmp_path / "paperwatch.db").exists()  # stopped before the database
+
+
+def test_paperwatch_ask_uses_the_model_as_the_console_does(tmp_path: Path) -> None:
+    with serving_llm() as llm:
+        llm.answer("EviSD corrects the GRPO advantage with evidence [1].", total_tokens=900)
+        env = {
+            "PAPERWATCH_LLM_URL": llm.url,
+            "PAPERWATCH_LLM_API_KEY": KEY,
+            "PAPERWATCH_LLM_MODEL": "fake-model",
+        }
+        environment = {
+            k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "ARXIV_"))
+        }
+        # The terminal chat stores the bundled sample papers in a new database; ask reads them.
+        assert paperwatch("console", tmp_path, {}).returncode == 0
+        result = subprocess.run(
+            [sys.executable, "-m", "bot", "ask", "which papers train search agents with GRPO?"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=environment | env,
+            timeout=90,
+        )
+    assert result.returncode == 0, result.stderr
+    assert len(llm.requests) == 1
+    assert "EviSD corrects the GRPO advantage with evidence [1]." in result.stdout
