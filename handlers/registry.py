@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.domain import Command, Reply
 from handlers.ask import ASK
-from handlers.authors import FOLLOW, UNFOLLOW
+from handlers.author_follows import FOLLOW, UNFOLLOW
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
 from handlers.following import LIST
 from handlers.search import SEARCH

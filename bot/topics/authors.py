@@ -29,6 +29,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -46,8 +47,10 @@ _PARTICLES = frozenset(
     {"van", "von", "der", "den", "de", "del", "della", "di", "da", "dos", "das", "du"}
     | {"le", "la", "ten", "ter", "bin", "ibn", "al", "el", "zu"}
 )
+_VOWELS = frozenset("AEIOUY")  # "JP" is two initials, "AI" or "LI" a name
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
-_TRANSLIT = (("ue", "u"), ("oe", "o"), ("ae", "a"), ("x", "ks"), ("iy", "i"), ("ey", "ei"))
+_ENDINGS = (("iy", "i"), ("ey", "ei"), ("y", "i"))  # "Dmitriy" = "Dmitri", "Sergey" = "Sergei"
+_UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})
 
 
 class AuthorNameError(ValueError):
@@ -59,6 +62,8 @@ class Word:
     key: str  # folded: lowercase ASCII letters and digits
     initial: bool  # "S." or "S"
     joined: bool = False  # hyphen-joined to the word before it ("Chen-Yu": "yu")
+    text: str = ""  # lowercase, diacritics kept: what the canonical form writes
+    alt: str = ""  # the German spelling of a word with an umlaut ("jürgen": "juergen")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +93,28 @@ def _words(part: str, original: str) -> list[Word]:
             if not text:
                 continue
             letters = fold(text)
-            glued = text.isupper() and 1 < len(text) <= 3 and text.isalpha()
+            glued = text.isupper() and 1 < len(text) <= 3 and not _VOWELS & set(text)
             if glued or "." in text:  # "JP", "J.P."
                 bits = [fold(b) for b in re.split(r"[.]|(?<=[A-Z])(?=[A-Z])", text) if b]
                 words += [Word(b, len(b) == 1, joined and i == 0) for i, b in enumerate(bits)]
             elif letters.isalnum():
-                words.append(Word(letters, len(letters) == 1 or piece.endswith("."), joined))
+                words.append(_word(text, letters, piece.endswith("."), joined))
             joined = True
-    return [w for w in words if w.key not in _SUFFIXES or w.initial]
+    return [w for w in words if w.key not in _SUFFIXES]
 
 
+def _word(text: str, key: str, abbreviated: bool, joined: bool) -> Word:
+    """One written-out word ("Jürgen", or "Ch." when `abbreviated`)."""
+    kept = unicodedata.normalize("NFC", text).casefold()
+    alt = fold(kept.translate(_UMLAUTS)) if kept.translate(_UMLAUTS) != kept else ""
+    return Word(key, len(key) == 1 or abbreviated, joined, kept, alt)
+
+
+@lru_cache(maxsize=1 << 16)  # names recur: the same people write many papers
 def _read_name(text: str) -> Name:
     """A name in "First Middle Last" or "Last, First Middle" order."""
+    if "\\" in text or "{" in text:
+        text = display(text)
     text = " ".join(text.translate(_INVISIBLE).split())
     if "," in text:
         family_text, _, given_text = text.partition(",")
@@ -127,21 +142,27 @@ def _split_family(name: Name) -> tuple[tuple[Word, ...], tuple[Word, ...]]:
 
 
 def _translit(key: str) -> str:
-    for old, new in _TRANSLIT:
-        key = key.replace(old, new)
-    return key[:-1] + "i" if key.endswith("y") else key
+    """A Russian name's transliterations alike: "Alexey" and "Aleksei" give "aleksei"."""
+    key = key.replace("x", "ks")
+    for old, new in _ENDINGS:
+        if key.endswith(old):
+            return key[: -len(old)] + new
+    return key
 
 
 def _same_word(a: Word, b: Word) -> bool:
     if a.initial or b.initial:
         return a.key[0] == b.key[0]
-    return a.key == b.key or _translit(a.key) == _translit(b.key)
+    if {a.key, a.alt} & {b.key, b.alt} - {""}:
+        return True  # "Jürgen" = "Juergen" = "Jurgen", but "Yue" is not "Yu"
+    return _translit(a.key) == _translit(b.key)
 
 
 def _required(words: tuple[Word, ...], k: int, other: tuple[Word, ...]) -> bool:
     """Must word k be present on the other side? The second half of a hyphenated given
     name must, unless the other side gave that name as one initial ("C." for "Chen-Yu")."""
-    return words[k].joined and not words[k - 1].initial and not other[k - 1].initial
+    beside = k - 1 < len(other) and not other[k - 1].initial
+    return words[k].joined and not words[k - 1].initial and beside
 
 
 def given_agree(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> bool:
@@ -151,6 +172,9 @@ def given_agree(mine: tuple[Word, ...], theirs: tuple[Word, ...]) -> bool:
     spelled = "".join(w.key for w in mine) == "".join(w.key for w in theirs)
     if spelled and not any(w.initial for w in mine + theirs):
         return True  # "Chenyu" = "Chen-Yu"
+    named = [w for w in mine if not w.initial], [w for w in theirs if not w.initial]
+    if all(named) and not any(_same_word(a, b) for a in named[0] for b in named[1]):
+        return False  # "Z. George Xue" goes by George: he is not "Zack Xue"
     shared = min(len(mine), len(theirs))
     if not all(_same_word(a, b) for a, b in zip(mine, theirs, strict=False)):
         return False
@@ -163,7 +187,7 @@ def _spelled(words: tuple[Word, ...]) -> str:
     text = ""
     for word in words:
         text += ("-" if word.joined else " ") if text else ""
-        text += word.key + ("." if word.initial else "")
+        text += (word.text or word.key) + ("." if word.initial else "")
     return text
 
 
@@ -230,7 +254,7 @@ def parse_author(text: str) -> AuthorPattern:
     """The pattern of a followed name, "First Last" or "Last, First", with an optional
     "@affiliation"; `AuthorNameError` (one line) when it cannot be a person's name."""
     name_text, at, affiliation = text.partition("@")
-    name_text = name_text.strip().strip("\"'“”")
+    name_text = name_text.translate(_INVISIBLE).strip().strip("\"'“”")
     if len(text) > MAX_AUTHOR_CHARS:
         raise AuthorNameError(f"That name is too long: at most {MAX_AUTHOR_CHARS} characters.")
     if not name_text.strip():
@@ -242,7 +266,7 @@ def parse_author(text: str) -> AuthorPattern:
     if len(name.words) > MAX_NAME_WORDS:
         raise AuthorNameError(f"That is not a name: at most {MAX_NAME_WORDS} words.")
     given, family = _split_family(name)
-    if not family or any(w.initial for w in family) or len("".join(w.key for w in family)) < 2:
+    if not family or family[-1].initial or len("".join(w.key for w in family)) < 2:
         raise AuthorNameError("Give the author's family name in full, e.g. S. Levine.")
     if not given:
         raise AuthorNameError("Give a first name or initial too, e.g. Sergey Levine or S. Levine.")
@@ -269,8 +293,13 @@ class AuthorIndex:
             for key in keys & self._by_anchor.keys():
                 for tag, pattern in self._by_anchor[key].items():
                     if tag not in found and pattern.matches(author):
-                        found[tag] = (" ".join(author.name.split())[:MAX_AUTHOR_CHARS],)
+                        found[tag] = (_shown(author.name),)
         return found
+
+
+def _shown(name: str) -> str:
+    """A paper's author name as `/why` quotes it: tidied, and cut if it is very long."""
+    return " ".join(name.translate(_INVISIBLE).split())[:MAX_AUTHOR_CHARS]
 
 
 def author_patterns(targets: Iterable[str]) -> list[AuthorPattern]:
