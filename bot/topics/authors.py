@@ -273,27 +273,42 @@ def parse_author(text: str) -> AuthorPattern:
     return AuthorPattern(given, family, affiliation)
 
 
+def _letters(word: Word) -> frozenset[str]:
+    """The first letters a word agrees on: its own, and its transliteration's ("x": "k")."""
+    return frozenset({word.key[0], _translit(word.key)[0]})
+
+
 class AuthorIndex:
     """Many followed authors matched against papers at once: a paper's author is compared
-    only with the patterns whose family name's first word is one of the author's words."""
+    only with the patterns whose family name's first word is one of the author's words and
+    whose first given name can agree with the author's (same first letter, `_letters`)."""
 
     def __init__(self, patterns: Iterable[AuthorPattern]) -> None:
-        self._by_anchor: dict[str, dict[str, AuthorPattern]] = {}
+        self._by_anchor: dict[str, dict[str, dict[str, AuthorPattern]]] = {}
+        self._tags: set[str] = set()
         for pattern in patterns:
-            self._by_anchor.setdefault(pattern.anchor, {}).setdefault(pattern.tag, pattern)
+            self._tags.add(pattern.tag)
+            by_letter = self._by_anchor.setdefault(pattern.anchor, {})
+            for letter in _letters(pattern.given[0]):
+                by_letter.setdefault(letter, {}).setdefault(pattern.tag, pattern)
 
     def __len__(self) -> int:
-        return sum(len(found) for found in self._by_anchor.values())
+        return len(self._tags)
 
     def tag(self, paper: Paper) -> dict[str, tuple[str, ...]]:
         """Tag -> (the author's name as the paper gives it,) for every pattern matched."""
         found: dict[str, tuple[str, ...]] = {}
         for author in paper.authors:
-            keys = {w.key for w in _read_name(author.name).words}
-            for key in keys & self._by_anchor.keys():
-                for tag, pattern in self._by_anchor[key].items():
-                    if tag not in found and pattern.matches(author):
-                        found[tag] = (_shown(author.name),)
+            name = _read_name(author.name)
+            anchors = {w.key for w in name.words} & self._by_anchor.keys()
+            if not anchors:
+                continue
+            letters = _letters((name.given or name.words)[0])
+            for anchor in anchors:
+                for letter in letters & self._by_anchor[anchor].keys():
+                    for tag, pattern in self._by_anchor[anchor][letter].items():
+                        if tag not in found and pattern.matches(author):
+                            found[tag] = (_shown(author.name),)
         return found
 
 

@@ -111,3 +111,18 @@ def test_the_index_tags_a_hostile_paper_with_the_name_it_gives() -> None:
         parse_author("Chelsea Finn").tag: ("Chelsea Finn",),
         parse_author("Sergey Levine").tag: ("S. Levine",),
     }
+
+
+def test_the_index_finds_what_comparing_every_pattern_finds() -> None:
+    """The index skips patterns by family name and first letter; it must skip none that
+    match (the fixture's names, crossed every way, plus transliterated first letters)."""
+    rows = pairs()
+    names = sorted({r["paper"] for r in rows} | {r["followed"] for r in rows})
+    names += ["Ksenia Sobchak", "Xenia Sobchak", "Ümit Yilmaz", "Uemit Yilmaz"]
+    patterns = author_patterns([*names, "Xenia Sobchak", "Uemit Yilmaz"])
+    index = AuthorIndex(patterns)
+    for number, name in enumerate(names):
+        paper = Paper(f"2607.{number:05d}", "t", authors=(Author(name),))
+        brute = {p.tag for p in patterns if p.matches(name)}
+        assert set(index.tag(paper)) == brute, name
+    assert index.tag(Paper("2607.99999", "t", authors=(Author("Ksenia Sobchak"),)))
