@@ -15,7 +15,9 @@
 3. Cost: tagging the real daily listing (1,504 papers, every archive) with the bundled
    catalog alone, then with 1,000 followed authors as well (half of them authors of that
    listing, so many papers match; half from the dev corpus); name caches cleared each round,
-   as for a day of new names. Goal: ingest+tag of a daily listing under 2 s.
+   as for a day of new names; then the whole ingest of that listing (stored, tagged, alerts
+   queued) into a fresh SQLite database where one chat follows those 1,000 authors, against
+   the same with none (best of 3 alternated rounds). Goal: ingest+tag of a daily listing under 2 s.
 
 The last line is JSON with every figure.
 """
@@ -23,16 +25,20 @@ The last line is JSON with every figure.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
 import itertools
 import json
+import time
 
 from bench.fixtures import FIXTURES, daily_listing, json_records
-from bench.harness import best_of
-from bot.services.ingest import rule_tags
+from bench.harness import best_of, fresh_database
+from bot.domain import ChatRef, Platform, SubscriptionKind
+from bot.services.ingest import rule_tags, store_papers
 from bot.topics import authors
 from bot.topics.authors import AuthorNameError, parse_author
 from bot.topics.catalog import load_catalog
+from storage.database import Database
 
 PAIRS = FIXTURES / "authors" / "name_pairs.jsonl"
 DEV = FIXTURES / "relevance" / "catalog" / "dev.jsonl.gz"
@@ -88,9 +94,8 @@ def corpus_figures(names: list[str], show: bool) -> dict[str, int]:
     }
 
 
-def cost_figures(names: list[str]) -> dict[str, float]:
-    catalog = load_catalog()
-    listing = daily_listing()
+def chosen_follows(names: list[str], listing: list) -> list[str]:
+    """`FOLLOWS` canonical names: half authors of the listing, half from the dev corpus."""
     theirs = sorted({a.name for p in listing for a in p.authors})
     chosen = theirs[:: max(1, len(theirs) // (FOLLOWS // 2))][: FOLLOWS // 2]
     chosen += names[:: max(1, len(names) // FOLLOWS)][: FOLLOWS - len(chosen)]
@@ -100,6 +105,31 @@ def cost_figures(names: list[str]) -> dict[str, float]:
             followed.append(parse_author(name).canonical)
         except AuthorNameError:
             continue
+    return followed
+
+
+async def ingest_once(followed: list[str], listing: list) -> float:
+    """Seconds to store the listing (tags and alerts) with one chat following `followed`."""
+    async with fresh_database("sqlite", "pw_authors") as url:
+        db = Database(url)
+        async with db.uow() as uow:
+            chat = await uow.chats.get_or_create(ChatRef(Platform.CONSOLE, "1"))
+            for target in followed:
+                tag = parse_author(target).tag
+                await uow.subscriptions.add(chat.id, SubscriptionKind.AUTHOR, target, target, tag)
+            await uow.commit()
+        authors._read_name.cache_clear()
+        start = time.perf_counter()
+        await store_papers(db.uow, listing, load_catalog())
+        elapsed = time.perf_counter() - start
+        await db.dispose()
+    return elapsed
+
+
+def cost_figures(names: list[str]) -> dict[str, float]:
+    catalog = load_catalog()
+    listing = daily_listing()
+    followed = chosen_follows(names, listing)
 
     def tag(names: list[str]) -> list:
         authors._read_name.cache_clear()  # a day's names are new to the process
@@ -108,7 +138,14 @@ def cost_figures(names: list[str]) -> dict[str, float]:
     base = best_of(3, lambda: tag([]))
     with_authors = best_of(3, lambda: tag(followed))
     matched = {a for a, key, _ in tag(followed) if key.startswith("a:")}
+    rounds = [  # alternated, so that a busy machine slows both alike
+        (asyncio.run(ingest_once([], listing)), asyncio.run(ingest_once(followed, listing)))
+        for _ in range(3)
+    ]
+    ingest_base, ingest_authors = (min(times) for times in zip(*rounds, strict=True))
     return {
+        "ingest_no_authors_s": round(ingest_base, 3),
+        "ingest_with_authors_s": round(ingest_authors, 3),
         "listing_papers": len(listing),
         "followed_authors": len(followed),
         "papers_by_followed_authors": len(matched),
