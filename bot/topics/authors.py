@@ -40,7 +40,11 @@ MAX_AUTHOR_CHARS = 200
 MAX_NAME_WORDS = 10
 AFFILIATION_SCORE = 85  # rapidfuzz partial_ratio, 0-100, for "@Berkeley" in an affiliation
 
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None)
+_INVISIBLE = dict.fromkeys(
+    map(ord, "\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u202a\u202b\u202c\u202d\u202e"),
+    None,
+) | dict.fromkeys(range(0x2066, 0x206A), None)  # soft hyphen, zero-width and direction marks
+_ASIDE = re.compile(r"\([^)]*\)")  # "Sergey Levine (UC Berkeley)": not part of the name
 _APOSTROPHES = re.compile(r"(?<=\w)['’`´ʼ](?=\w)")
 _SPLIT = re.compile(r"[^\w.-]+|_")
 _PARTICLES = frozenset(
@@ -115,7 +119,7 @@ def _read_name(text: str) -> Name:
     """A name in "First Middle Last" or "Last, First Middle" order."""
     if "\\" in text or "{" in text:
         text = display(text)
-    text = " ".join(text.translate(_INVISIBLE).split())
+    text = " ".join(_ASIDE.sub(" ", text.translate(_INVISIBLE)).split())
     if "," in text:
         family_text, _, given_text = text.partition(",")
         family = tuple(_words(family_text, family_text))

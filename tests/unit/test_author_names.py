@@ -126,3 +126,18 @@ def test_the_index_finds_what_comparing_every_pattern_finds() -> None:
         brute = {p.tag for p in patterns if p.matches(name)}
         assert set(index.tag(paper)) == brute, name
     assert index.tag(Paper("2607.99999", "t", authors=(Author("Ksenia Sobchak"),)))
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "\u202eSergey Levine\u202c",
+        "\u2067Sergey\u2069 Levine",
+        "Sergey Levine (UC Berkeley)",
+        "Sergey\u00adLevine".replace("\u00ad", " \u00ad"),
+        "SERGEY LEVINE",
+    ],
+)
+def test_hostile_spellings_of_the_name_still_match(written: str) -> None:
+    assert parse_author("Sergey Levine").matches(written)
+    assert not parse_author("Yoav Levine").matches(written)
