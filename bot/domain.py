@@ -196,6 +196,7 @@ class Topic:
 class SubscriptionKind(enum.StrEnum):
     TOPIC = "topic"  # a catalog topic, by slug
     QUERY = "query"  # a custom query in the topic query language
+    AUTHOR = "author"  # a followed author, by canonical name (`bot.topics.authors`)
 
 
 @dataclass(frozen=True, slots=True)

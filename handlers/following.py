@@ -22,6 +22,8 @@ def _shorten(text: str, width: int = LIST_LINE) -> str:
 def _list_line(sub: Subscription) -> str:
     if sub.kind is SubscriptionKind.TOPIC:
         return "• " + _shorten(sub.label)
+    if sub.kind is SubscriptionKind.AUTHOR:
+        return "• 👤 author: " + _shorten(sub.label)
     return "• your query: " + _shorten(sub.target)
 
 

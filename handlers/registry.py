@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from bot.domain import Command, Reply
 from handlers.ask import ASK
+from handlers.author_follows import FOLLOW, UNFOLLOW
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
 from handlers.following import LIST
 from handlers.search import SEARCH
 from handlers.settings import DIGEST, MUTE, MUTED, PAUSE, QUIET, RESUME, TIMEZONE, UNMUTE
 from handlers.status import status
-from handlers.subscriptions import EXAMPLE_TOPIC, FOLLOW, LATEST, UNFOLLOW
+from handlers.subscriptions import EXAMPLE_TOPIC, LATEST
 from handlers.topics import TOPIC, TOPICS, WHY
 from handlers.trends import MOMENTUM, TRENDING
 

@@ -113,7 +113,7 @@ class SubscriptionRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"), index=True)
-    kind: Mapped[str] = mapped_column(String(16))  # "topic" | "query"
+    kind: Mapped[str] = mapped_column(String(16))  # "topic" | "query" | "author"
     target: Mapped[str] = mapped_column(String(1000))  # topic slug or query text
     tag: Mapped[str] = mapped_column(String(128), index=True)  # the paper tag it follows
     label: Mapped[str] = mapped_column(String(1000))

@@ -218,12 +218,14 @@ class SubscriptionRepository:
         )
         return bool(result.rowcount)
 
-    async def query_targets(self) -> list[FollowedQuery]:
-        """Every distinct custom query followed by an active chat, once each."""
+    async def query_targets(
+        self, kind: SubscriptionKind = SubscriptionKind.QUERY
+    ) -> list[FollowedQuery]:
+        """Every distinct custom query (or followed author) of an active chat, once each."""
         stmt = (
             select(SubscriptionRow.target, func.min(SubscriptionRow.id))
             .join(ChatRow, ChatRow.id == SubscriptionRow.chat_id)
-            .where(SubscriptionRow.kind == SubscriptionKind.QUERY.value, ChatRow.active)
+            .where(SubscriptionRow.kind == kind.value, ChatRow.active)
             .group_by(SubscriptionRow.target)
             .order_by(SubscriptionRow.target)
         )

@@ -86,10 +86,12 @@ class SubscriptionStore(Protocol):
         """Each chat's subscriptions, oldest first; a chat that follows nothing is absent."""
         ...
 
-    async def query_targets(self) -> Sequence[tuple[str, int]]:
+    async def query_targets(
+        self, kind: SubscriptionKind = SubscriptionKind.QUERY
+    ) -> Sequence[tuple[str, int]]:
         """(canonical text, id of the first subscription to it) of every distinct query
-        an active chat follows, by text: what ingest tags papers with besides the
-        catalog (`bot.topics.tag_rules.FollowedText`)."""
+        (with `kind` AUTHOR: followed author) an active chat follows, by text: what ingest
+        tags papers with besides the catalog (`bot.topics.tag_rules.FollowedText`)."""
         ...
 
 

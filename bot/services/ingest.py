@@ -16,11 +16,13 @@ from datetime import UTC, date, datetime
 from importlib import resources
 
 from bot.arxiv.parse import parse_feed
-from bot.domain import Author, Paper, slugify
+from bot.domain import Author, Paper, SubscriptionKind, slugify
 from bot.metrics import Metrics
 from bot.ports import UnitOfWork
+from bot.topics.authors import AuthorIndex, author_patterns
 from bot.topics.catalog import Catalog
 from bot.topics.tag_rules import FollowedText, build_tagger
+from bot.topics.tagger import Tagger
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +84,12 @@ async def store(
     touched = set(result.new) | set(result.updated)
     if catalog is not None and touched:
         queries = await uow.subscriptions.query_targets()
+        authors = await uow.subscriptions.query_targets(SubscriptionKind.AUTHOR)
         fresh = [paper for paper in normalised if paper.arxiv_id in touched]
         # Compiling and matching are pure CPU: a worker thread keeps the chats answered.
         started = time.perf_counter()
-        tags = await asyncio.to_thread(rule_tags, catalog, queries, fresh)
+        names = [target for target, _ in authors]
+        tags = await asyncio.to_thread(rule_tags, catalog, queries, fresh, names)
         if metrics is not None:
             metrics.tagging.observe(time.perf_counter() - started)
         await uow.papers.add_tags(tags, source="rule")
@@ -103,14 +107,24 @@ async def store(
 
 
 def rule_tags(
-    catalog: Catalog, queries: Sequence[FollowedText], papers: Sequence[Paper]
+    catalog: Catalog,
+    queries: Sequence[FollowedText],
+    papers: Sequence[Paper],
+    authors: Sequence[str] = (),
 ) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(arxiv id, tag, why) for every catalog rule and followed query each paper matches;
-    a followed query that does not compile is skipped (logged by `build_tagger`)."""
+    """(arxiv id, tag, why) for every catalog rule, followed query and followed author
+    (canonical name, `bot.topics.authors`) each paper matches; a followed query that does
+    not compile is skipped (logged by `build_tagger`)."""
     tagger = build_tagger(catalog, queries)
+    index = AuthorIndex(author_patterns(authors))
     return [
-        (paper.arxiv_id, key, why) for paper in papers for key, why in tagger.tag(paper).items()
+        (paper.arxiv_id, key, why) for paper in papers for key, why in _tags(tagger, index, paper)
     ]
+
+
+def _tags(tagger: Tagger, index: AuthorIndex, paper: Paper) -> Iterable[tuple[str, tuple]]:
+    """A paper's rule tags: its catalog topics and followed queries, then followed authors."""
+    return (tagger.tag(paper) | index.tag(paper)).items()
 
 
 async def store_papers(
@@ -218,7 +232,9 @@ async def retag(
     async with uow_factory() as uow:
         total = await uow.papers.count()
         queries = await uow.subscriptions.query_targets()
+        authors = await uow.subscriptions.query_targets(SubscriptionKind.AUTHOR)
     tagger = build_tagger(catalog, queries)
+    index = AuthorIndex(author_patterns(target for target, _ in authors))
     on_total(total)
     after: str | None = None
     tags = 0
@@ -227,9 +243,9 @@ async def retag(
             page = await uow.papers.page(after, page_size)
             if not page:
                 break
-            triples = [(p.arxiv_id, key, why) for p in page for key, why in tagger.tag(p).items()]
+            triples = [(p.arxiv_id, key, why) for p in page for key, why in _tags(tagger, index, p)]
             tags += await uow.papers.replace_rule_tags([p.arxiv_id for p in page], triples)
             await uow.commit()
         after = page[-1].arxiv_id
         on_page(len(page))
-    return RetagResult(papers=total, rules=len(tagger), tags=tags)
+    return RetagResult(papers=total, rules=len(tagger) + len(index), tags=tags)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from bot.domain import Paper, PaperItem, Subscription
+from bot.domain import Paper, PaperItem, Subscription, SubscriptionKind
 from bot.topics.catalog import Catalog
 from bot.topics.latex import display
 from bot.topics.tagline import MAX_TAGS, tag_line
@@ -47,6 +47,7 @@ class Limits:
 
 
 LIMITS = Limits()
+AUTHOR_MARK = "👤"  # before a followed author's name
 
 
 def shorten(text: str, limit: int) -> str:
@@ -154,11 +155,15 @@ def _tags(item: PaperItem, limits: Limits) -> Tags | None:
 
 
 def tag_name(catalog: Catalog, tag: str, subs: Sequence[Subscription] = ()) -> str:
-    """What a person calls a tag: the topic's name, or the query they typed."""
+    """What a person calls a tag: the topic's name, the query they typed, or the author
+    they follow, marked "👤" wherever it is shown (tag lines, alerts, digests, /why)."""
     topic = catalog.by_slug(tag)
     if topic is not None:
         return topic.name
-    return next((sub.label for sub in subs if sub.tag == tag), tag)
+    sub = next((sub for sub in subs if sub.tag == tag), None)
+    if sub is None:
+        return tag
+    return f"{AUTHOR_MARK} {sub.label}" if sub.kind is SubscriptionKind.AUTHOR else sub.label
 
 
 def paper_item(

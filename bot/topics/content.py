@@ -77,12 +77,18 @@ def _item(catalog: Catalog, paper: Paper, audience: Audience, *, summary: bool) 
     return paper_item(catalog, paper, followed, audience.subscriptions, summary=summary)
 
 
+def pinned(subs: Iterable[Subscription]) -> tuple[Subscription, ...]:
+    """Followed authors first, the rest in their order: a followed author's papers lead
+    a digest, and an alert names the author first ("New on 👤 Sergey Levine, ...")."""
+    return tuple(sorted(subs, key=lambda s: s.kind is not SubscriptionKind.AUTHOR))
+
+
 def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
     """One new paper, with the topics that brought it and the buttons to act on it."""
-    reasons = audience.reasons(paper)
+    reasons = pinned(audience.reasons(paper))
     if not reasons:
         return None
-    labels = ", ".join(s.label for s in reasons)
+    labels = ", ".join(tag_name(catalog, s.tag, audience.subscriptions) for s in reasons)
     first = reasons[0]
     others = shown_tags(catalog, paper, audience).others
     buttons: list[tuple[Button, ...]] = [
@@ -112,10 +118,11 @@ def digest(
     momentum: Mapping[str, str] | None = None,
 ) -> Reply | None:
     """Papers grouped by followed topic, best first, at most a few per topic, each topic
-    with its momentum sentence when there is one (`momentum`: tag -> sentence)."""
+    with its momentum sentence when there is one (`momentum`: tag -> sentence); followed
+    authors' sections first, and a paper by one is placed there (`pinned`)."""
     placed: dict[str, list[Paper]] = {s.tag: [] for s in audience.subscriptions}
     for paper in papers:
-        reasons = audience.reasons(paper)
+        reasons = pinned(audience.reasons(paper))
         if reasons:
             placed[reasons[0].tag].append(paper)
     if not any(placed.values()):
@@ -124,7 +131,7 @@ def digest(
     sections = []
     asked: list[tuple[str, str]] = []
     total = 0
-    for sub in audience.subscriptions:
+    for sub in pinned(audience.subscriptions):
         found = sorted(  # best first, then newer: the order /latest shows them in
             placed[sub.tag],
             key=lambda p: (len(audience.reasons(p)), _day(p), p.arxiv_id),
@@ -138,7 +145,7 @@ def digest(
         more = len(found) - len(shown)
         sections.append(
             Section(
-                heading=f"{sub.label} ({len(found)} new)",
+                heading=f"{tag_name(catalog, sub.tag, audience.subscriptions)} ({len(found)} new)",
                 papers=tuple(_item(catalog, p, audience, summary=False) for p in shown),
                 footer=f"+{more} more: /latest {sub.label} pages through them" if more else None,
                 note=(momentum or {}).get(sub.tag),

@@ -103,6 +103,11 @@ async def script(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
         await note(uow.subscriptions.add(group.id, QUERY, "diffusion", "diffusion", "q:d"))
         await note(uow.subscriptions.add(group.id, QUERY, "inactive only", "x", "q:x"))
         said.append([tuple(q) for q in await uow.subscriptions.query_targets()])
+        author = SubscriptionKind.AUTHOR
+        await note(uow.subscriptions.add(alice.id, author, "levine, sergey", "S L", "a:1"))
+        await note(uow.subscriptions.add(group.id, author, "finn, chelsea", "C F", "a:2"))
+        said.append([tuple(q) for q in await uow.subscriptions.query_targets(author)])
+        await note(uow.subscriptions.count_by_kind(alice.id))
         await note(uow.subscriptions.for_chats(chat_ids))
         await note(uow.subscriptions.for_chats([]))
         await note(uow.mutes.add(group.id, "surveys", "web-agents"))

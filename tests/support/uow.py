@@ -179,11 +179,13 @@ class FakeSubscriptions:
                 found.setdefault(sub.chat_id, []).append(sub)
         return found
 
-    async def query_targets(self) -> Sequence[tuple[str, int]]:
+    async def query_targets(
+        self, kind: SubscriptionKind = SubscriptionKind.QUERY
+    ) -> Sequence[tuple[str, int]]:
         first: dict[str, int] = {}
         for sub in self._state.subscriptions:
             chat = self._state.chats.get(sub.chat_id)
-            if sub.kind == SubscriptionKind.QUERY and chat is not None and chat.active:
+            if sub.kind == kind and chat is not None and chat.active:
                 first[sub.target] = min(first.get(sub.target, sub.id), sub.id)
         return sorted(first.items())
 
