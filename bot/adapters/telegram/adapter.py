@@ -32,6 +32,7 @@ from bot.adapters.telegram.limits import MAX_IN_FLIGHT, TelegramRateLimiter
 from bot.adapters.telegram.messenger import TelegramMessenger, send
 from bot.adapters.telegram.render import popup, to_messages
 from bot.adapters.telegram.transport import AiohttpRequest, ConnectFailed
+from bot.adapters.telegram.updates import PerChatUpdates
 from bot.config import Settings, StartupError
 from bot.domain import Action, Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import cannot_listen, unreachable
@@ -88,6 +89,7 @@ class TelegramAdapter:
             .request(AiohttpRequest(CONNECTION_POOL_SIZE))
             .get_updates_request(AiohttpRequest(1))
             .rate_limiter(self.limiter)
+            .concurrent_updates(PerChatUpdates())
             .build()
         )
         self.messenger = TelegramMessenger(self.application, self.key)
