@@ -18,10 +18,13 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
   `CONTRIBUTION_WEIGHT` when it says what the paper does ("we propose", "this paper presents");
   and `PHRASE_WEIGHT` times the lesser weight of each two terms the question puts in a row that
   the sentence has in a row too ("process reward model", "web agents").
-- The relevance floor: a sentence may be cited only when it holds a term itself, its terms and
-  its title's together carry at least `MIN_COVERAGE` of the question's weight, and among them is
-  a rare term (in at most `ask_terms.RARE_SHARE` of abstracts) or two uncommon ones
-  (`ask_terms.UNCOMMON_SHARE`).
+- The relevance floor, on the paper and then on the sentence: a paper may be quoted only when
+  its title and abstract together carry at least `MIN_COVERAGE` of the question's weight, and
+  one of its sentences only when it holds a term itself and its terms and its title's together
+  carry at least `SENTENCE_COVERAGE`; each time, among the terms is a rare one (in at most
+  `ask_terms.RARE_SHARE` of abstracts) or two uncommon ones (`ask_terms.UNCOMMON_SHARE`). A
+  long question in other words than the paper's is rarely echoed by one sentence: the paper
+  as a whole must answer it, the sentence quoted must carry a good part of it.
   "which papers show state-of-the-art performance on benchmarks?" leaves only common terms and
   is never answered; an off-subject question's rare words are in no sentence. When no sentence
   passes, the answer is not found (`found` False) and carries the key words for the reply
@@ -64,6 +67,7 @@ TITLE_WEIGHT = 0.3
 PAPER_WEIGHT = 0.3
 RANK_WEIGHT = 0.2
 MIN_COVERAGE = 0.55
+SENTENCE_COVERAGE = 0.35
 KEEP_SHARE = 0.5
 CONTRIBUTION_WEIGHT = 0.1
 PHRASE_WEIGHT = 0.5
@@ -176,6 +180,8 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
         title = set(stems(paper.title))
         in_title = [term for term in asked.terms if term.stem in title]
         anywhere = title.union(*(sentence.counts for sentence in sentences))
+        if not _passes([t for t in asked.terms if t.stem in anywhere], asked.total, MIN_COVERAGE):
+            continue
         bonus = (
             TITLE_WEIGHT * sum(term.weight for term in in_title)
             + PAPER_WEIGHT * sum(term.weight for term in asked.terms if term.stem in anywhere)
@@ -186,7 +192,7 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
             if not matched:
                 continue
             both = {term.stem: term for term in (*matched, *in_title)}.values()
-            if _passes(list(both), asked.total):
+            if _passes(list(both), asked.total, SENTENCE_COVERAGE):
                 own = _sentence_score(asked, matched, sentence, mean)
                 scored.append(_Scored(own + bonus, paper.arxiv_id, position, index, sentence.text))
     return scored
@@ -203,9 +209,10 @@ def _sentence_score(
     return score + (CONTRIBUTION_WEIGHT * asked.total if sentence.contribution else 0.0)
 
 
-def _passes(terms: list[QuestionTerm], total: float) -> bool:
-    """The relevance floor (module doc), on the terms of a sentence and its title together."""
-    if sum(term.weight for term in terms) < MIN_COVERAGE * total:
+def _passes(terms: list[QuestionTerm], total: float, share: float) -> bool:
+    """The relevance floor (module doc): `terms` (of a paper, or of a sentence and its title)
+    carry `share` of the question's weight `total`, and a rare term or two uncommon ones."""
+    if sum(term.weight for term in terms) < share * total:
         return False
     return any(term.rare for term in terms) or sum(term.uncommon for term in terms) >= 2
 
