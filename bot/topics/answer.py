@@ -10,6 +10,10 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
 
 - The question's *terms* and their weights (inverse document frequency among arXiv abstracts)
   come from `bot.topics.ask_terms`: stop-words, question-words and generic words do not count.
+- A question's term is also found in another form of its word that the light stemmer of
+  `bot.topics.passages` leaves apart: a word of the candidates' abstracts or titles whose stem
+  begins with the term's stem, or begins it, the shorter having at least `MIN_SHARED` letters
+  ("predictors" finds "prediction", "computation" finds "compute").
 - A sentence scores BM25 over its terms (term-frequency saturation `K1`, length normalisation
   `B` against the candidate sentences' mean length), plus bonuses: `TITLE_WEIGHT` times the
   weight of the terms in its paper's title, `PAPER_WEIGHT` times the weight of the terms
@@ -71,6 +75,7 @@ SENTENCE_COVERAGE = 0.35
 KEEP_SHARE = 0.5
 CONTRIBUTION_WEIGHT = 0.1
 PHRASE_WEIGHT = 0.5
+MIN_SHARED = 6
 
 # A sentence saying what the paper itself does: a "which papers ..." question's best answer.
 _CONTRIBUTION = re.compile(
@@ -175,9 +180,15 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
     per_paper = [_sentences(paper.abstract) for paper in papers]
     lengths = [sentence.length for sentences in per_paper for sentence in sentences]
     mean = sum(lengths) / len(lengths) if lengths else 1.0
+    titles = [stems(paper.title) for paper in papers]
+    vocabulary = set().union(*titles, *(s.counts for ss in per_paper for s in ss))
+    alias = _aliases(asked, vocabulary)
+    if alias:
+        per_paper = [tuple(_aliased(s, alias) for s in ss) for ss in per_paper]
+        titles = [tuple(alias.get(word, word) for word in title) for title in titles]
     scored: list[_Scored] = []
     for index, (paper, sentences) in enumerate(zip(papers, per_paper, strict=True)):
-        title = set(stems(paper.title))
+        title = set(titles[index])
         in_title = [term for term in asked.terms if term.stem in title]
         anywhere = title.union(*(sentence.counts for sentence in sentences))
         if not _passes([t for t in asked.terms if t.stem in anywhere], asked.total, MIN_COVERAGE):
@@ -196,6 +207,32 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
                 own = _sentence_score(asked, matched, sentence, mean)
                 scored.append(_Scored(own + bonus, paper.arxiv_id, position, index, sentence.text))
     return scored
+
+
+def _aliases(asked: Question, vocabulary: set[str]) -> dict[str, str]:
+    """Stems of the papers' words that are a question term's stem in another form: one of
+    the two begins the other and the shorter has `MIN_SHARED` letters ("predictor" and
+    "predict", "ownership" and "owner"); each maps to the term's stem."""
+    found: dict[str, str] = {}
+    for term in asked.terms:
+        mine = term.stem
+        if len(mine) < MIN_SHARED or not mine.isalpha():
+            continue
+        for word in vocabulary:
+            if word != mine and (
+                word.startswith(mine) or (len(word) >= MIN_SHARED and mine.startswith(word))
+            ):
+                found.setdefault(word, mine)
+    return found
+
+
+def _aliased(sentence: _Sentence, alias: dict[str, str]) -> _Sentence:
+    if not any(word in alias for word in sentence.counts):
+        return sentence
+    counts: Counter[str] = Counter()
+    for word, count in sentence.counts.items():
+        counts[alias.get(word, word)] += count
+    return _Sentence(sentence.text, counts, sentence.pairs, sentence.length, sentence.contribution)
 
 
 def _sentence_score(
