@@ -28,7 +28,9 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
   carry at least `SENTENCE_COVERAGE`; each time, among the terms is a rare one (in at most
   `ask_terms.RARE_SHARE` of abstracts) or two uncommon ones (`ask_terms.UNCOMMON_SHARE`). A
   long question in other words than the paper's is rarely echoed by one sentence: the paper
-  as a whole must answer it, the sentence quoted must carry a good part of it.
+  as a whole must answer it, the sentence quoted must carry a good part of it. Both shares
+  are of the weight of the question's `FLOOR_TERMS` heaviest terms, not of all of them: the
+  more words a question has, the more of them are its own paraphrase, which no paper shares.
   "which papers show state-of-the-art performance on benchmarks?" leaves only common terms and
   is never answered; an off-subject question's rare words are in no sentence. When no sentence
   passes, the answer is not found (`found` False) and carries the key words for the reply
@@ -76,6 +78,7 @@ KEEP_SHARE = 0.5
 CONTRIBUTION_WEIGHT = 0.1
 PHRASE_WEIGHT = 0.5
 MIN_SHARED = 6
+FLOOR_TERMS = 7  # the shares of the floor are of the weight of this many terms at most
 
 # A sentence saying what the paper itself does: a "which papers ..." question's best answer.
 _CONTRIBUTION = re.compile(
@@ -186,12 +189,13 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
     if alias:
         per_paper = [tuple(_aliased(s, alias) for s in ss) for ss in per_paper]
         titles = [tuple(alias.get(word, word) for word in title) for title in titles]
+    floor = sum(sorted((term.weight for term in asked.terms), reverse=True)[:FLOOR_TERMS])
     scored: list[_Scored] = []
     for index, (paper, sentences) in enumerate(zip(papers, per_paper, strict=True)):
         title = set(titles[index])
         in_title = [term for term in asked.terms if term.stem in title]
         anywhere = title.union(*(sentence.counts for sentence in sentences))
-        if not _passes([t for t in asked.terms if t.stem in anywhere], asked.total, MIN_COVERAGE):
+        if not _passes([t for t in asked.terms if t.stem in anywhere], floor, MIN_COVERAGE):
             continue
         bonus = (
             TITLE_WEIGHT * sum(term.weight for term in in_title)
@@ -203,7 +207,7 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
             if not matched:
                 continue
             both = {term.stem: term for term in (*matched, *in_title)}.values()
-            if _passes(list(both), asked.total, SENTENCE_COVERAGE):
+            if _passes(list(both), floor, SENTENCE_COVERAGE):
                 own = _sentence_score(asked, matched, sentence, mean)
                 scored.append(_Scored(own + bonus, paper.arxiv_id, position, index, sentence.text))
     return scored
