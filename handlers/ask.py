@@ -7,7 +7,8 @@ it follows none. Two steps:
 
 1. **Retrieve** (`retrieve`): the question's informative words (`bot.topics.ask_terms`)
    searched in the full-text index (`bot.ports.PaperSearch`): papers with all of them first,
-   then papers with any of them, up to `CANDIDATES`, in the index's rank order.
+   then with two of its rarest, then (when few are found) with any of those, up to
+   `CANDIDATES`, in the index's rank order.
 2. **Answer** (`bot.topics.answer`): the 3-5 abstract sentences that best answer the
    question, at most two a paper, each group under its paper's title and id, with the link
    to its abstract page. Under the answerer's relevance floor the reply says plainly that
@@ -25,12 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 from bot.domain import Command, Paper, Reply, Section, Subscription
 from bot.ports import UnitOfWork
 from bot.topics.answer import Answer, answer
 from bot.topics.answer_layout import BULLET, citation, fit
-from bot.topics.ask_terms import question_terms
+from bot.topics.ask_terms import QuestionTerm, question_terms
 from bot.topics.search_text import SearchHit
 from handlers.ask_llm import written_reply
 from handlers.base import CommandSpec, Context
@@ -38,6 +40,8 @@ from handlers.search import Within, scope_of
 from handlers.subscriptions import subscription_tag, unknown_topic, usage_error
 
 CANDIDATES = 30  # papers the answerer reads
+LOOSE_WORDS = 4  # a question's rarest words, two of which a paper may have instead of all
+ANY_BELOW = 10  # papers found, under which those with any of the rarest words are added
 MAX_QUESTION = 1000  # characters: a question, not a document
 # Room for an answer in one message: Telegram's 4,096 less the heading and the links.
 ANSWER_CHARS = 3000
@@ -62,17 +66,40 @@ def search_words(question: str) -> list[str]:
 async def retrieve(
     uow: UnitOfWork, question: str, tags: Sequence[str] | None, limit: int = CANDIDATES
 ) -> list[SearchHit]:
-    """Up to `limit` papers for `question`: those with all its words, then any of them."""
-    words = search_words(question)
+    """Up to `limit` papers for `question`, from the narrowest search to the loosest (each
+    adding papers not found yet while fewer than `limit` are): papers with all its words;
+    with two of its `LOOSE_WORDS` rarest; and, while fewer than `ANY_BELOW` are found, with
+    any of those. A long question in other words than the papers' is in no paper whole,
+    and its commoner words ("learning", "models", or "generators", which the index's stemmer
+    makes "gener") would match half the index: ranking all of them took most of the time
+    and ranked nothing useful."""
+    found: list[SearchHit] = []
+    seen: set[str] = set()
+    for text, below in _searches(question_terms(question), limit):
+        if len(found) >= below:
+            continue
+        more = await uow.search.search(text, tags=tags, limit=limit)
+        found += [hit for hit in more.hits if hit.paper.arxiv_id not in seen]
+        seen.update(hit.paper.arxiv_id for hit in more.hits)
+    return found[:limit]
+
+
+def _searches(terms: Sequence[QuestionTerm], limit: int) -> list[tuple[str, int]]:
+    """The searches for a question's terms, narrowest first, each with the number of papers
+    found before it under which it runs. Every word is quoted, and AND or OR between them
+    makes the text a query: the index does not loosen it by itself."""
+    words = [f'"{term.shown}"' for term in terms]
     if not words:
         return []
-    found = list((await uow.search.search(" ".join(words), tags=tags, limit=limit)).hits)
-    if len(found) < limit and len(words) > 1:
-        seen = {hit.paper.arxiv_id for hit in found}
-        loose = " OR ".join(f'"{word}"' for word in words)
-        more = await uow.search.search(loose, tags=tags, limit=limit)
-        found += [hit for hit in more.hits if hit.paper.arxiv_id not in seen]
-    return found[:limit]
+    ranked = sorted(range(len(terms)), key=lambda i: (-terms[i].weight, i))
+    rarest = [words[i] for i in sorted(ranked[:LOOSE_WORDS])]
+    searches = [(" AND ".join(words), limit)]
+    if len(rarest) > 2:
+        pairs = " OR ".join(f"({a} AND {b})" for a, b in combinations(rarest, 2))
+        searches.append((pairs, limit))
+    if len(words) > 1:
+        searches.append((" OR ".join(rarest), ANY_BELOW))
+    return searches
 
 
 async def ask_papers(

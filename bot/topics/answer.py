@@ -10,6 +10,10 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
 
 - The question's *terms* and their weights (inverse document frequency among arXiv abstracts)
   come from `bot.topics.ask_terms`: stop-words, question-words and generic words do not count.
+- A question's term is also found in another form of its word that the light stemmer of
+  `bot.topics.passages` leaves apart: a word of the candidates' abstracts or titles whose stem
+  begins with the term's stem, or begins it, the shorter having at least `MIN_SHARED` letters
+  ("predictors" finds "prediction", "computation" finds "compute").
 - A sentence scores BM25 over its terms (term-frequency saturation `K1`, length normalisation
   `B` against the candidate sentences' mean length), plus bonuses: `TITLE_WEIGHT` times the
   weight of the terms in its paper's title, `PAPER_WEIGHT` times the weight of the terms
@@ -18,10 +22,15 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
   `CONTRIBUTION_WEIGHT` when it says what the paper does ("we propose", "this paper presents");
   and `PHRASE_WEIGHT` times the lesser weight of each two terms the question puts in a row that
   the sentence has in a row too ("process reward model", "web agents").
-- The relevance floor: a sentence may be cited only when it holds a term itself, its terms and
-  its title's together carry at least `MIN_COVERAGE` of the question's weight, and among them is
-  a rare term (in at most `ask_terms.RARE_SHARE` of abstracts) or two uncommon ones
-  (`ask_terms.UNCOMMON_SHARE`).
+- The relevance floor, on the paper and then on the sentence: a paper may be quoted only when
+  its title and abstract together carry at least `MIN_COVERAGE` of the question's weight, and
+  one of its sentences only when it holds a term itself and its terms and its title's together
+  carry at least `SENTENCE_COVERAGE`; each time, among the terms is a rare one (in at most
+  `ask_terms.RARE_SHARE` of abstracts) or two uncommon ones (`ask_terms.UNCOMMON_SHARE`). A
+  long question in other words than the paper's is rarely echoed by one sentence: the paper
+  as a whole must answer it, the sentence quoted must carry a good part of it. Both shares
+  are of the weight of the question's `FLOOR_TERMS` heaviest terms, not of all of them: the
+  more words a question has, the more of them are its own paraphrase, which no paper shares.
   "which papers show state-of-the-art performance on benchmarks?" leaves only common terms and
   is never answered; an off-subject question's rare words are in no sentence. When no sentence
   passes, the answer is not found (`found` False) and carries the key words for the reply
@@ -64,9 +73,12 @@ TITLE_WEIGHT = 0.3
 PAPER_WEIGHT = 0.3
 RANK_WEIGHT = 0.2
 MIN_COVERAGE = 0.55
+SENTENCE_COVERAGE = 0.35
 KEEP_SHARE = 0.5
 CONTRIBUTION_WEIGHT = 0.1
 PHRASE_WEIGHT = 0.5
+MIN_SHARED = 6
+FLOOR_TERMS = 7  # the shares of the floor are of the weight of this many terms at most
 
 # A sentence saying what the paper itself does: a "which papers ..." question's best answer.
 _CONTRIBUTION = re.compile(
@@ -171,11 +183,20 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
     per_paper = [_sentences(paper.abstract) for paper in papers]
     lengths = [sentence.length for sentences in per_paper for sentence in sentences]
     mean = sum(lengths) / len(lengths) if lengths else 1.0
+    titles = [stems(paper.title) for paper in papers]
+    vocabulary = set().union(*titles, *(s.counts for ss in per_paper for s in ss))
+    alias = _aliases(asked, vocabulary)
+    if alias:
+        per_paper = [tuple(_aliased(s, alias) for s in ss) for ss in per_paper]
+        titles = [tuple(alias.get(word, word) for word in title) for title in titles]
+    floor = sum(sorted((term.weight for term in asked.terms), reverse=True)[:FLOOR_TERMS])
     scored: list[_Scored] = []
     for index, (paper, sentences) in enumerate(zip(papers, per_paper, strict=True)):
-        title = set(stems(paper.title))
+        title = set(titles[index])
         in_title = [term for term in asked.terms if term.stem in title]
         anywhere = title.union(*(sentence.counts for sentence in sentences))
+        if not _passes([t for t in asked.terms if t.stem in anywhere], floor, MIN_COVERAGE):
+            continue
         bonus = (
             TITLE_WEIGHT * sum(term.weight for term in in_title)
             + PAPER_WEIGHT * sum(term.weight for term in asked.terms if term.stem in anywhere)
@@ -186,10 +207,36 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
             if not matched:
                 continue
             both = {term.stem: term for term in (*matched, *in_title)}.values()
-            if _passes(list(both), asked.total):
+            if _passes(list(both), floor, SENTENCE_COVERAGE):
                 own = _sentence_score(asked, matched, sentence, mean)
                 scored.append(_Scored(own + bonus, paper.arxiv_id, position, index, sentence.text))
     return scored
+
+
+def _aliases(asked: Question, vocabulary: set[str]) -> dict[str, str]:
+    """Stems of the papers' words that are a question term's stem in another form: one of
+    the two begins the other and the shorter has `MIN_SHARED` letters ("predictor" and
+    "predict", "ownership" and "owner"); each maps to the term's stem."""
+    found: dict[str, str] = {}
+    for term in asked.terms:
+        mine = term.stem
+        if len(mine) < MIN_SHARED or not mine.isalpha():
+            continue
+        for word in vocabulary:
+            if word != mine and (
+                word.startswith(mine) or (len(word) >= MIN_SHARED and mine.startswith(word))
+            ):
+                found.setdefault(word, mine)
+    return found
+
+
+def _aliased(sentence: _Sentence, alias: dict[str, str]) -> _Sentence:
+    if not any(word in alias for word in sentence.counts):
+        return sentence
+    counts: Counter[str] = Counter()
+    for word, count in sentence.counts.items():
+        counts[alias.get(word, word)] += count
+    return _Sentence(sentence.text, counts, sentence.pairs, sentence.length, sentence.contribution)
 
 
 def _sentence_score(
@@ -203,9 +250,10 @@ def _sentence_score(
     return score + (CONTRIBUTION_WEIGHT * asked.total if sentence.contribution else 0.0)
 
 
-def _passes(terms: list[QuestionTerm], total: float) -> bool:
-    """The relevance floor (module doc), on the terms of a sentence and its title together."""
-    if sum(term.weight for term in terms) < MIN_COVERAGE * total:
+def _passes(terms: list[QuestionTerm], total: float, share: float) -> bool:
+    """The relevance floor (module doc): `terms` (of a paper, or of a sentence and its title)
+    carry `share` of the question's weight `total`, and a rare term or two uncommon ones."""
+    if sum(term.weight for term in terms) < share * total:
         return False
     return any(term.rare for term in terms) or sum(term.uncommon for term in terms) >= 2
 
