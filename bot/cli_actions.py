@@ -16,7 +16,7 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -24,7 +24,14 @@ from rich.progress import Progress
 
 from bot.adapters.console import CONSOLE_CHAT, LOG_FILE, render_reply, run_console
 from bot.adapters.llm import answer_writer
-from bot.app import StartupError, build_poller, database, open_catalog, run_bot
+from bot.app import (
+    StartupError,
+    build_poller,
+    command_context,
+    database,
+    open_catalog,
+    run_bot,
+)
 from bot.arxiv.categories import in_categories
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.arxiv.responses import ArxivHTTPError
@@ -58,16 +65,11 @@ def build_context(
     settings: Settings | None = None,
     writer: AnswerWriter | None = None,
 ) -> Context:
+    """What terminal commands run with: the bot's (`bot.app.command_context`) without its
+    command rate limit, since one operator types them."""
     if settings is None:
         return Context(uow=db.uow, catalog=catalog)
-    return Context(
-        uow=db.uow,
-        catalog=catalog,
-        max_topics_per_chat=settings.max_topics_per_chat,
-        max_queries_per_chat=settings.max_queries_per_chat,
-        answer_writer=writer,
-        llm_daily_tokens=settings.llm_daily_tokens,
-    )
+    return replace(command_context(settings, db, catalog, writer), rate_limit=None)
 
 
 @dataclass(frozen=True, slots=True)
