@@ -70,11 +70,7 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
         )
         if created and followed >= limit:
             log.info("follow refused, limit reached chat=%s kind=%s", cmd.chat, KIND.value)
-            return Reply.text(
-                f"This chat already follows {limit} authors, the most it may. Nothing was changed.",
-                "To make room, /unfollow one of them; /list shows them.",
-                is_error=True,
-            )  # leaving without commit: no change
+            return subscriptions.over_limit(KIND, limit)  # leaving without commit: no change
         if created:
             await _tag_recent(uow, pattern)
         await uow.commit()
