@@ -111,7 +111,7 @@ async def ask_papers(
     found = answer(question, papers, [hit.score for hit in hits]) if papers else None
     if found is None:
         found = Answer(groups=(), key_terms=tuple(search_words(question)), found=False)
-    pool = await uow.papers.count(tags=tags) if tags is not None else await uow.papers.count()
+    pool = await uow.papers.count(tags=tags)
     return Asked(found, scope, pool, tuple(papers))
 
 
