@@ -1,0 +1,194 @@
+"""Learned text models: one way to turn a paper into features, score it and explain the score.
+
+Three features learn from text: a chat's 👍/👎 model (it orders that chat's digests), the
+"papers like these" subscriptions (similarity to a set), and a topic's second stage (a weight
+over its rule's matches, trained offline from the labelled sets). All three use this module,
+so a paper is described the same way everywhere and `/why` explains every score alike.
+
+**Features** (`paper_vector`): the word keys of title and abstract (`bot.topics.document`:
+NFKC, invisible characters removed, case-folded, plural-normalised) and the pairs of adjacent
+keys ("reinforcement learning", "language model"), weighted by TF-IDF: ``(1 + log n)`` times
+``log(1 / df)``, where `df` is the share of arXiv abstracts holding the word
+(`word_frequencies.tsv`; a word missing from it counts as rare, `RARE_SHARE`). A pair's `df` is
+that of its rarer word. Title words count twice: a title says what a paper is about. Words that
+more than `COMMON_SHARE` of abstracts hold ("the", "we", "model"...) and keys of one character
+are left out. The vector is scaled to unit length, so a dot product of two vectors is their
+cosine similarity.
+
+**Models** (`LinearModel`): a weight per feature and a bias; the score is their dot product with
+a paper's vector (a logistic regression's decision value: above 0 means "more likely yes"),
+and `explain` names the features that pushed it most each way. A model is a small JSON object
+(`to_json` / `from_json`; weights rounded, tiny ones dropped), so it can be stored per chat in
+the database or shipped in the package.
+
+**Fitting** (`fit_linear`) is scikit-learn's L2-regularised logistic regression (L-BFGS,
+deterministic), imported only when a model is fitted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bot.topics.document import ABSTRACT, TITLE, Document
+from bot.topics.tagger import word_frequencies
+
+if TYPE_CHECKING:
+    from bot.domain import Paper
+
+#: Share of abstracts assumed for a word that `word_frequencies.tsv` does not list.
+RARE_SHARE = 0.0005
+#: Words held by more abstracts than this carry no meaning of their own and are left out.
+COMMON_SHARE = 0.25
+#: How much more a title word counts than an abstract word.
+TITLE_WEIGHT = 2.0
+#: Weights smaller than this (in absolute value) are dropped when a model is stored.
+PRUNE_BELOW = 1e-3
+
+Vector = dict[str, float]
+
+
+def _idf(key: str, shares: Mapping[str, float]) -> float:
+    return -math.log(shares.get(key, RARE_SHARE))
+
+
+def paper_vector(item: Paper | Document) -> Vector:
+    """The unit-length TF-IDF vector of a paper's title and abstract (see the module doc)."""
+    doc = item if isinstance(item, Document) else Document.from_paper(item)
+    shares = word_frequencies()
+    counts: Counter[str] = Counter()
+    for field, weight in ((TITLE, TITLE_WEIGHT), (ABSTRACT, 1.0)):
+        keys = doc.tokens[field]
+        for index, key in enumerate(keys):
+            if len(key) > 1 and shares.get(key, 0.0) <= COMMON_SHARE:
+                counts[key] += weight
+            if index and len(key) > 1 and len(keys[index - 1]) > 1:
+                counts[f"{keys[index - 1]} {key}"] += weight
+    vector: Vector = {}
+    for feature, count in counts.items():
+        first, _, second = feature.partition(" ")
+        idf = min(_idf(first, shares), _idf(second, shares)) if second else _idf(first, shares)
+        if second and idf < -math.log(COMMON_SHARE) * 0.5:
+            continue  # a pair of two common words ("of the", "we propose") says nothing
+        vector[feature] = (1.0 + math.log(count)) * idf
+    return normalized(vector)
+
+
+def normalized(vector: Mapping[str, float]) -> Vector:
+    """`vector` scaled to unit length (an empty or zero vector stays empty)."""
+    length = math.sqrt(sum(value * value for value in vector.values()))
+    if not length:
+        return {}
+    return {feature: value / length for feature, value in vector.items()}
+
+
+def dot(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    """The dot product of two sparse vectors (their cosine when both have unit length)."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(value * b.get(feature, 0.0) for feature, value in a.items())
+
+
+def centroid(vectors: Iterable[Mapping[str, float]], keep: int | None = None) -> Vector:
+    """The unit-length mean of `vectors`, keeping only its `keep` largest features if given."""
+    total: Counter[str] = Counter()
+    for vector in vectors:
+        total.update(vector)
+    items = sorted(total.items(), key=lambda item: (-item[1], item[0]))
+    return normalized(dict(items[:keep] if keep is not None else items))
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """One feature's share of a score: its weight times the paper's value for it."""
+
+    feature: str
+    amount: float
+
+
+@dataclass(frozen=True, slots=True)
+class LinearModel:
+    """Weights over `paper_vector` features and a bias; `score` > 0 leans towards "yes"."""
+
+    weights: Mapping[str, float]
+    bias: float = 0.0
+
+    def score(self, vector: Mapping[str, float]) -> float:
+        return self.bias + dot(vector, self.weights)
+
+    def probability(self, vector: Mapping[str, float]) -> float:
+        """The logistic of `score`: the model's estimate that the answer is yes."""
+        score = self.score(vector)
+        if score >= 0:
+            return 1.0 / (1.0 + math.exp(-score))
+        exp = math.exp(score)
+        return exp / (1.0 + exp)
+
+    def explain(
+        self, vector: Mapping[str, float], top: int = 3
+    ) -> tuple[tuple[Contribution, ...], tuple[Contribution, ...]]:
+        """The features that raised the score most, and those that lowered it most."""
+        parts = [
+            Contribution(feature, value * self.weights[feature])
+            for feature, value in vector.items()
+            if feature in self.weights
+        ]
+        up = sorted((p for p in parts if p.amount > 0), key=lambda p: (-p.amount, p.feature))
+        down = sorted((p for p in parts if p.amount < 0), key=lambda p: (p.amount, p.feature))
+        return tuple(up[:top]), tuple(down[:top])
+
+    def to_json(self, keep: int | None = None) -> str:
+        """The model as JSON; with `keep`, only the `keep` weights largest in absolute value."""
+        items = [(f, w) for f, w in self.weights.items() if abs(w) >= PRUNE_BELOW]
+        if keep is not None:
+            items = sorted(items, key=lambda item: (-abs(item[1]), item[0]))[:keep]
+        weights = {feature: round(weight, 4) for feature, weight in sorted(items)}
+        return json.dumps({"bias": round(self.bias, 4), "weights": weights}, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> LinearModel:
+        data: Any = json.loads(text)
+        weights = {str(k): float(v) for k, v in dict(data["weights"]).items()}
+        return cls(weights=weights, bias=float(data["bias"]))
+
+
+def fit_linear(
+    vectors: Sequence[Mapping[str, float]],
+    labels: Sequence[bool],
+    *,
+    sample_weight: Sequence[float] | None = None,
+    strength: float = 1.0,
+    balanced: bool = True,
+) -> LinearModel:
+    """An L2-regularised logistic regression of `labels` on `vectors` (scikit-learn, L-BFGS).
+
+    `strength` is the inverse regularisation (scikit-learn's C): lower trusts the data less.
+    `balanced` weighs both answers equally however many of each there are. Both answers must
+    occur. The result is deterministic for the same input."""
+    if len(vectors) != len(labels) or not vectors:
+        raise ValueError("fit_linear needs one label per vector, and at least one vector")
+    if len(set(labels)) != 2:
+        raise ValueError("fit_linear needs both yes and no examples")
+    from sklearn.feature_extraction import DictVectorizer  # slow to import: only when fitting
+    from sklearn.linear_model import LogisticRegression
+
+    vectorizer = DictVectorizer(sort=True)
+    matrix = vectorizer.fit_transform(vectors)
+    model = LogisticRegression(
+        C=strength,
+        solver="lbfgs",
+        class_weight="balanced" if balanced else None,
+        max_iter=500,
+    )
+    model.fit(matrix, [bool(label) for label in labels], sample_weight=sample_weight)
+    names = vectorizer.get_feature_names_out()
+    weights = {
+        str(name): float(weight)
+        for name, weight in zip(names, model.coef_[0], strict=True)
+        if abs(weight) >= PRUNE_BELOW
+    }
+    return LinearModel(weights=weights, bias=float(model.intercept_[0]))
