@@ -24,6 +24,7 @@ from bot.topics.catalog import Catalog
 from bot.topics.latex import display
 from bot.topics.learned import ChatModel, holds_back, order
 from bot.topics.tagline import TagLine, tag_line
+from bot.topics.tldr import shorten_words
 
 DIGEST_PER_TOPIC = 5
 MUTE_BUTTONS = 2  # offered from the tags the alert shows, so a person mutes what they see
@@ -98,7 +99,7 @@ def vote_row(
 def digest_votes(papers: Sequence[Paper]) -> tuple[tuple[Button, ...], ...]:
     """A 👍/👎 row for each of the first `DIGEST_VOTES` papers, named by their title's start."""
     return tuple(
-        vote_row(p, "👍 " + shorten(display(p.title) or p.shown_id, VOTE_TITLE_CHARS), "👎")
+        vote_row(p, "👍 " + shorten_words(display(p.title) or p.shown_id, VOTE_TITLE_CHARS), "👎")
         for p in papers[:DIGEST_VOTES]
     )
 
