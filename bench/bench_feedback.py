@@ -59,6 +59,20 @@ def votes_for(positives: list[Paper], negatives: list[Paper], slug: str) -> list
     ]
 
 
+#: Where the reader's votes come from: "labelled" (any labelled paper of the topic) or
+#: "delivered" (the papers the rule tags first, as a chat is sent them; others only to make 10).
+VOTES_FROM = "labelled"
+
+
+def draw(rng: random.Random, ids: list[str], tagged: set[str]) -> list[str]:
+    if VOTES_FROM == "labelled":
+        return rng.sample(ids, VOTES_EACH)
+    sent = [i for i in ids if i in tagged]
+    rng.shuffle(sent)
+    others = rng.sample([i for i in ids if i not in tagged], max(0, VOTES_EACH - len(sent)))
+    return (sent + others)[:VOTES_EACH]
+
+
 def one_topic(
     slug: str, gold: dict[str, bool], papers: dict[str, Paper], tagged: set[str], seed: int
 ):
@@ -69,8 +83,7 @@ def one_topic(
     negatives = [i for i in ids if not gold[i]]
     if len(positives) < VOTES_EACH or len(negatives) < VOTES_EACH:
         return None
-    up = rng.sample(positives, VOTES_EACH)
-    down = rng.sample(negatives, VOTES_EACH)
+    up, down = draw(rng, positives, tagged), draw(rng, negatives, tagged)
     rest = [papers[i] for i in ids if i in tagged and i not in set(up) | set(down)]
     if len(rest) < TOP:
         return None
@@ -174,13 +187,16 @@ def run(seeds: int, verbose: bool) -> dict[str, object]:
 
 
 def main() -> None:
+    global VOTES_FROM
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="draws of the reader's votes")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--votes-from", choices=("labelled", "delivered"), default=VOTES_FROM)
     parser.add_argument(
         "--strength", type=float, help=f"the fit's C (default {learned_rules.STRENGTH})"
     )
     args = parser.parse_args()
+    VOTES_FROM = args.votes_from
     if args.strength is not None:
         learned_rules.STRENGTH = args.strength
     figures = run(args.seeds, args.verbose)
