@@ -14,7 +14,10 @@ over the seeds, and each seed's share of wins is printed too.
 (b) Training time per chat per update: `bot.topics.learned.build` (vectors, fit, JSON) on the
 votes of each topic and seed, 20 votes and then 60 (a reader who kept voting), p50 and p95.
 
-    python -m bench.bench_feedback [--seeds 5] [--verbose]
+    python -m bench.bench_feedback [--seeds 5] [--votes-from labelled|delivered] [--strength C]
+
+`--votes-from delivered` draws the votes from the papers the rule tags first (what a chat is
+sent); the digest left is then nearly all positives, so it says little about the order.
 
 The last line is the figures as JSON.
 """
@@ -133,7 +136,7 @@ def timing(samples: list[tuple[float, float]]) -> dict[str, float]:
     }
 
 
-def run(seeds: int, verbose: bool) -> dict[str, object]:
+def run(seeds: int) -> dict[str, object]:
     catalog = load_catalog()
     topics, problems = labelled_topics("dev")
     papers = load_split("dev")
@@ -190,7 +193,6 @@ def main() -> None:
     global VOTES_FROM
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="draws of the reader's votes")
-    parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--votes-from", choices=("labelled", "delivered"), default=VOTES_FROM)
     parser.add_argument(
         "--strength", type=float, help=f"the fit's C (default {learned_rules.STRENGTH})"
@@ -199,7 +201,7 @@ def main() -> None:
     VOTES_FROM = args.votes_from
     if args.strength is not None:
         learned_rules.STRENGTH = args.strength
-    figures = run(args.seeds, args.verbose)
+    figures = run(args.seeds)
     print(f"{'topic':40} {'rule p@5':>9} {'model p@5':>10}  verdict")
     for row in figures["table"]:  # type: ignore[union-attr]
         rule, learned = row["rule_p5"], row["model_p5"]

@@ -39,6 +39,8 @@ KEEP = 200
 STRENGTH = 10.0
 #: Held back below this probability with /filter learned on: the model leans clearly to 👎.
 FILTER_BELOW = 0.3
+#: The newest votes a model is fitted on: training time grows with them (bench_feedback).
+FIT_VOTES = 300
 UP, DOWN = 1, -1
 
 
@@ -105,7 +107,10 @@ def build(votes: Sequence[Vote], followed: Collection[str], trained_at: datetime
     counts = topic_counts(((v.value, v.paper.tags) for v in votes), followed)
     tags = taught(counts)
     up = sum(1 for v in votes if v.value > 0)
-    model = fit([(v.paper, v.value) for v in votes]).to_json(keep=KEEP) if tags else None
+    recent = sorted(votes, key=lambda v: v.at)[-FIT_VOTES:]
+    if len({v.value for v in recent}) < 2:  # the newest all say the same: fit on every vote
+        recent = list(votes)
+    model = fit([(v.paper, v.value) for v in recent]).to_json(keep=KEEP) if tags else None
     last = max((v.at for v in votes), default=trained_at)
     return ChatModel(model, trained_at, last, up, len(votes) - up, tags)
 

@@ -322,3 +322,26 @@ def test_the_terminal_shows_votes_as_lines_to_type() -> None:
     assert "[👍" not in one
     two = render_reply(Reply(buttons=(vote_row(paper(1, "x")), vote_row(paper(2, "y")))))
     assert "👍/👎: /more <arXiv id> or /less <arXiv id>" in two
+
+
+def test_a_model_is_fitted_on_the_newest_votes_and_both_kinds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    up, down = taught_papers()
+    old = [learned.Vote(replace(p, tags=(RL,)), learned.DOWN, NOW) for p in down]
+    new = [
+        learned.Vote(replace(p, tags=(RL,)), learned.UP, NOW + timedelta(minutes=n))
+        for n, p in enumerate(up, 1)
+    ]
+    monkeypatch.setattr(learned, "FIT_VOTES", 3)
+    # The 3 newest votes are all 👍: a fit needs both kinds, so every vote is used.
+    model = learned.build(old + new, {RL}, NOW)
+    linear = model.linear()
+    assert linear is not None and linear.weights.get("robot", 0) < 0
+    monkeypatch.setattr(learned, "FIT_VOTES", 8)
+    # The 8 newest: 6 👍 and the 2 last 👎 ("gait", "balance"); the oldest two are left out.
+    recent = learned.build(old + new, {RL}, NOW)
+    weights = recent.linear().weights  # type: ignore[union-attr]
+    assert "gait" in weights and "balance" in weights
+    assert "terrain" not in weights and "grasping" not in weights
+    assert (recent.up, recent.down) == (6, 4)  # the counts are of every vote
