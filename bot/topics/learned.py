@@ -9,8 +9,8 @@ The rules:
 - A vote counts for every topic the chat follows that the paper carries. A topic is *taught*
   once it has at least `MIN_UP` 👍 and `MIN_DOWN` 👎 (the issue's threshold, per topic).
 - One model per chat, not one per topic: once any topic is taught, a logistic regression
-  (`bot.topics.text_model.fit_linear`) is fitted on all of the chat's votes, which gives it
-  more examples than any one topic has, and stored as one small JSON object (`KEEP` weights,
+  (`bot.topics.text_model.fit_linear`) is fitted on the chat's votes (its newest `FIT_VOTES`),
+  which gives it more examples than any one topic has, and stored as one small JSON object (`KEEP` weights,
   a few KB). It acts only within taught topics: a topic with fewer votes keeps the rule's
   order, and its alerts are never held back.
 - Digests: within a taught topic's section, papers go by the model's score, highest first
@@ -33,7 +33,7 @@ from bot.topics.text_model import LinearModel, fit_linear, paper_vector
 
 MIN_UP = 5
 MIN_DOWN = 3
-#: Weights a stored model keeps (the largest in absolute value): about 5 KB of JSON.
+#: Weights a stored model keeps (the largest in absolute value): about 4 KB of JSON.
 KEEP = 200
 #: The inverse regularisation of the fit (scikit-learn's C); see bench/bench_feedback.py.
 STRENGTH = 10.0
