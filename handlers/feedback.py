@@ -134,14 +134,14 @@ async def filter_(cmd: Command, ctx: Context) -> Reply:
     if words and words not in (["learned", "on"], ["learned", "off"]):
         return usage_error(FILTER.usage, f"I don't understand {cmd.args!r}. Nothing was changed.")
     async with ctx.uow() as uow:
-        chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
         if words:
+            chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
             await uow.chats.update(chat.id, learned_filter=words[1] == "on")
             await uow.commit()
-            chat = await uow.chats.get_by_id(chat.id) or chat
-    state = "on" if chat.learned_filter else "off"
+        chat = await uow.chats.get(cmd.chat)  # looking registers nothing
+    state = "on" if chat is not None and chat.learned_filter else "off"
     lines = [f"The learned filter is {state} in this chat.", FILTER_RULE]
-    if chat.digest_mode is not DigestMode.INSTANT:
+    if chat is None or chat.digest_mode is not DigestMode.INSTANT:
         lines.append(
             "This chat gets digests, which your votes order; the filter acts on instant alerts."
         )
