@@ -10,9 +10,9 @@ The rules:
   once it has at least `MIN_UP` 👍 and `MIN_DOWN` 👎 (the issue's threshold, per topic).
 - One model per chat, not one per topic: once any topic is taught, a logistic regression
   (`bot.topics.text_model.fit_linear`) is fitted on the chat's votes (its newest `FIT_VOTES`),
-  which gives it more examples than any one topic has, and stored as one small JSON object (`KEEP` weights,
-  a few KB). It acts only within taught topics: a topic with fewer votes keeps the rule's
-  order, and its alerts are never held back.
+  which gives it more examples than any one topic has, and stored as one small JSON object
+  (`KEEP` weights, about 4 KB). It acts only within taught topics: a topic with fewer votes
+  keeps the rule's order, and its alerts are never held back.
 - Digests: within a taught topic's section, papers go by the model's score, highest first
   (the rule's order breaks ties).
 - `/filter learned on`: an instant alert is held back (not sent; `/latest` still lists it)
