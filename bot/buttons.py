@@ -44,6 +44,8 @@ _CODES = {
     Action.WHY: "w",
     Action.LATEST: "l",
     Action.ASK: "a",
+    Action.MORE: "p",  # plus
+    Action.LESS: "n",  # minus
 }
 _ACTIONS = {code: action for action, code in _CODES.items()}
 _WHY_SAMPLE = "s"  # Action.WHY of a sample paper, its slug packed

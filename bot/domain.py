@@ -13,8 +13,6 @@ from datetime import date, datetime
 
 # New-style ids (0704.0001 .. 2609.26811) and old-style ids (cond-mat/0412498).
 _NEW_ID = re.compile(r"(?P<id>\d{4}\.\d{4,5})(?:v(?P<v>\d+))?")
-
-
 _OLD_ID = re.compile(r"(?P<id>[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?")
 
 
@@ -177,6 +175,7 @@ class Chat:
     quiet_end: str | None = None
     momentum_alerts: bool = True
     empty_digest_note: bool = False  # a one-line note when a digest has nothing new
+    learned_filter: bool = False  # instant alerts the chat's 👍/👎 model rejects are held back
     next_digest_at: datetime | None = None
     created_at: datetime | None = None
 
@@ -268,8 +267,7 @@ class Section:
 
 
 class Action(enum.StrEnum):
-    """What a button does: the chat command of the same name, with the button's argument
-    (a tag, topic slug or arXiv id)."""
+    """What a button does: the chat command of the same name, with its argument (a tag or id)."""
 
     FOLLOW = "follow"
     UNFOLLOW = "unfollow"
@@ -277,6 +275,8 @@ class Action(enum.StrEnum):
     WHY = "why"
     LATEST = "latest"
     ASK = "ask"  # opens a question about the topic (a prompt or a form), then /ask <tag>: ...
+    MORE = "more"  # 👍 on a paper (its arXiv id): the chat's learned model (`handlers.feedback`)
+    LESS = "less"  # 👎
 
 
 @dataclass(frozen=True, slots=True)

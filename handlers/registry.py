@@ -6,6 +6,7 @@ from bot.domain import Command, Reply
 from handlers.ask import ASK
 from handlers.author_follows import FOLLOW, UNFOLLOW
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
+from handlers.feedback import FEEDBACK, FILTER, LESS, MORE
 from handlers.following import LIST
 from handlers.search import SEARCH
 from handlers.settings import DIGEST, MUTE, MUTED, PAUSE, QUIET, RESUME, TIMEZONE, UNMUTE
@@ -72,6 +73,10 @@ REGISTRY = Registry(
         TOPICS,
         TOPIC,
         WHY,
+        MORE,
+        LESS,
+        FEEDBACK,
+        FILTER,
         MOMENTUM,
         TRENDING,
         MUTE,

@@ -7,6 +7,7 @@ from bot.topics.card import paper_item, tag_name
 from bot.topics.content import ask_button
 from bot.topics.resolve import resolve_topic, search
 from handlers.base import CommandSpec, Context
+from handlers.feedback import why_section
 from handlers.subscriptions import subscription_tag, unknown_topic
 
 TOPICS_SHOWN = 12
@@ -84,6 +85,7 @@ async def why(cmd: Command, ctx: Context) -> Reply:
         tags = await uow.papers.tags_with_why(arxiv_id) if paper else []
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+        model = await uow.feedback.model(chat.id) if chat else None
     if paper is None:
         return Reply.text(f"I have no paper {arxiv_id} in the index.", is_error=True)
     own = {subscription_tag(s) for s in subs}
@@ -96,10 +98,14 @@ async def why(cmd: Command, ctx: Context) -> Reply:
         marker = " ★" if tag in own else ""
         reasons.append(f"• {tag_name(ctx.catalog, tag, subs)}{marker}: {reason}")
     lines = tuple(reasons) or ("No topic in the catalog matches this paper.",)
-    section = Section("Why it has its topics:", lines=lines)
-    return Reply(papers=(paper_item(ctx.catalog, paper, own, subs),), sections=(section,))
+    sections = (Section("Why it has its topics:", lines=lines),)
+    learned = why_section(model, paper, ctx)
+    return Reply(
+        papers=(paper_item(ctx.catalog, paper, own, subs),),
+        sections=sections + ((learned,) if learned else ()),
+    )
 
 
 TOPICS = CommandSpec("topics", topics, "search the topic catalog", "/topics [words]")
 TOPIC = CommandSpec("topic", topic, "what a topic covers, and its recent papers", "/topic <name>")
-WHY = CommandSpec("why", why, "why a paper matched its topics", "/why <arXiv id>")
+WHY = CommandSpec("why", why, "why a paper matched its topics (and your 👍/👎)", "/why <arXiv id>")

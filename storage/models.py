@@ -97,6 +97,8 @@ class ChatRow(Base):
     momentum_alerts: Mapped[bool] = mapped_column(default=True)
     # A digest with nothing new sends a one-line note instead of nothing.
     empty_digest_note: Mapped[bool] = mapped_column(default=False)
+    # /filter learned on: instant alerts the chat's 👍/👎 model rejects are held back (0016).
+    learned_filter: Mapped[bool] = mapped_column(default=False, server_default=false())
     # When this chat's next digest is due (UTC); NULL when it gets no digests.
     next_digest_at: Mapped[datetime | None] = mapped_column(index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -306,3 +308,36 @@ class LlmBudgetRow(Base):
 
     day: Mapped[date] = mapped_column(Date, primary_key=True)
     tokens: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class VoteRow(Base):
+    """A chat's 👍 (+1) or 👎 (-1) on a paper it was sent; a new vote replaces it (0016)."""
+
+    __tablename__ = "votes"
+    __table_args__ = (CheckConstraint("value IN (-1, 1)", name="up_or_down"),)
+
+    chat_id: Mapped[int] = mapped_column(
+        ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True
+    )
+    paper_id: Mapped[int] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True
+    )
+    value: Mapped[int] = mapped_column(Integer)
+    voted_at: Mapped[datetime] = mapped_column()
+
+
+class ChatModelRow(Base):
+    """A chat's learned model (`bot.topics.learned`): its JSON (NULL while no topic has
+    enough votes), when it was trained, the newest vote it saw, its counts (0016)."""
+
+    __tablename__ = "chat_models"
+
+    chat_id: Mapped[int] = mapped_column(
+        ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str | None] = mapped_column(Text)
+    trained_at: Mapped[datetime] = mapped_column()
+    last_vote_at: Mapped[datetime] = mapped_column()
+    up: Mapped[int] = mapped_column(Integer, default=0)
+    down: Mapped[int] = mapped_column(Integer, default=0)
+    taught: Mapped[list[Any]] = mapped_column(default=list)  # the tags it orders

@@ -60,6 +60,7 @@ def _chat(row: Any) -> Chat:
         quiet_end=row.quiet_end,
         momentum_alerts=row.momentum_alerts,
         empty_digest_note=row.empty_digest_note,
+        learned_filter=row.learned_filter,
         next_digest_at=row.next_digest_at,
         created_at=row.created_at,
     )
@@ -159,6 +160,7 @@ _CHAT_SETTINGS = {
     "quiet_end",
     "momentum_alerts",
     "empty_digest_note",
+    "learned_filter",
     "next_digest_at",
 }
 

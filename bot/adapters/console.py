@@ -75,6 +75,10 @@ def _ask_hint(button: Button) -> str:
     return f"Ask: /ask {named}: <your question>"
 
 
+# Buttons the terminal shows as the line to type instead.
+_TYPED = (Action.ASK, Action.MORE, Action.LESS)
+
+
 def render_reply(reply: Reply) -> str:
     parts = list(reply.lines)
     parts.extend(render_paper(item) for item in reply.papers)
@@ -89,9 +93,13 @@ def render_reply(reply: Reply) -> str:
     if reply.footer:
         parts.append(reply.footer)
     pressed = [b for row in reply.buttons for b in row]
-    buttons = [f"[{b.text}]" for b in pressed if b.action is not Action.ASK]
+    buttons = [f"[{b.text}]" for b in pressed if b.action not in _TYPED]
     if buttons:
         parts.append("Buttons (on Telegram and Slack): " + " ".join(buttons))
+    votes = [b.arg for b in pressed if b.action is Action.MORE]
+    if votes:
+        paper = votes[0] if len(votes) == 1 else "<arXiv id>"
+        parts.append(f"👍/👎: /more {paper} or /less {paper}")
     parts += [_ask_hint(b) for b in pressed if b.action is Action.ASK]
     return _safe("\n".join(parts))
 

@@ -11,6 +11,7 @@ record defined here, never an ORM row.
 - `unit_of_work`: one transaction and its repositories (`UnitOfWork`), and the `Clock`;
 - `stores`: the repositories of chats, subscriptions, mutes, papers, the papers' full-text
   search, poll state, momentum and processes;
+- `feedback_store`: a chat's 👍/👎 votes and its learned model;
 - `outbox_store`: the outbox, whose claim and batch semantics only storage implements;
 - `messaging`: the `Messenger` every chat platform implements, and the errors it raises;
 - `language_model`: the optional model /ask may write with (`AnswerWriter`, its errors), and
@@ -21,6 +22,7 @@ few more (the CLI's operator commands call those on the concrete unit of work).
 `tests/integration/test_ports.py` checks that storage and the fake keep these signatures.
 """
 
+from bot.ports.feedback_store import FeedbackStore
 from bot.ports.language_model import (
     AnswerWriter,
     BudgetExhausted,
@@ -60,6 +62,7 @@ __all__ = [
     "ChatStore",
     "Clock",
     "DeliveryError",
+    "FeedbackStore",
     "Messenger",
     "MomentumStore",
     "MuteStore",

@@ -6,6 +6,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
+from bot.ports.feedback_store import FeedbackStore
 from bot.ports.language_model import TokenBudgetStore
 
 # The repository protocols are needed at run time: tests read the properties' types.
@@ -56,6 +57,8 @@ class UnitOfWork(Protocol):
     def processes(self) -> ProcessStore: ...
     @property
     def llm_budget(self) -> TokenBudgetStore: ...
+    @property
+    def feedback(self) -> FeedbackStore: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -34,8 +34,9 @@ from bot.log_json import log_context
 from bot.metrics import Metrics
 from bot.outbox_payloads import OutboxItem, OutboxKind, OutboxPayload, Progress
 from bot.ports import ChatMoved, Messenger, Permanent, RateLimited, RecipientGone, UnitOfWork
-from bot.services.deliver_steps import Job, next_step, papers_wanted, unresolved_payload
+from bot.services.deliver_steps import Job, learns, next_step, papers_wanted, unresolved_payload
 from bot.services.group_commit import GroupCommit
+from bot.services.model_training import train_stale
 from bot.topics.catalog import Catalog
 from bot.topics.chat_times import quiet_until
 from bot.topics.content import Audience
@@ -93,7 +94,9 @@ class Deliverer:
 
         Up to `concurrency` rows are in flight; more are claimed whenever half of them
         are done. A chat's rows are sent one after the other, in the order claimed.
+        Chats that voted since their model was trained get it retrained first.
         """
+        await train_stale(self._uow, self._clock, share=self.share)
         sent = 0
         running = 0
         latest: dict[int, asyncio.Task[int]] = {}  # each chat's last task
@@ -157,12 +160,14 @@ class Deliverer:
             items = await self._resolve(uow, [i for i in items if i.chat_id in chats], audiences)
             papers = await uow.papers.by_ids(sorted({p for i in items for p in papers_wanted(i)}))
             momentum = await self._momentum(uow, items, subs)
+            models = await uow.feedback.models({i.chat_id for i in items if learns(i, chats)})
             await uow.commit()
         jobs: list[Job] = []
         settled: list[Progress] = []
         for item in items:
             chat = chats[item.chat_id]
-            step = next_step(self._catalog, item, chat, audiences[chat.id], papers, momentum)
+            audience, model = audiences[chat.id], models.get(chat.id)
+            step = next_step(self._catalog, item, chat, audience, papers, momentum, model)
             if isinstance(step, Job):
                 jobs.append(step)
             else:

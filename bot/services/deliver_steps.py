@@ -16,11 +16,13 @@ from bot.outbox_payloads import (
     DigestPayload,
     NoticePayload,
     OutboxItem,
+    OutboxKind,
     OutboxPayload,
     Progress,
 )
 from bot.topics.catalog import Catalog
-from bot.topics.content import Audience, alert, digest
+from bot.topics.content import Audience, alert, digest, held_back
+from bot.topics.learned import ChatModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,13 @@ def papers_wanted(item: OutboxItem) -> list[int]:
     return []
 
 
+def learns(item: OutboxItem, chats: Mapping[int, Chat]) -> bool:
+    """Does the chat's learned model shape this row (a digest, or a filtered alert)?"""
+    return item.kind is OutboxKind.DIGEST or (
+        item.kind is OutboxKind.ALERT and chats[item.chat_id].learned_filter
+    )
+
+
 def unresolved_payload(item: OutboxItem) -> AlertPayload | DigestPayload | None:
     """The payload of a row whose batches are still to be resolved into papers."""
     payload = item.payload
@@ -66,8 +75,10 @@ def next_step(
     audience: Audience,
     papers: Mapping[int, Paper],
     momentum: dict[str, str],
+    model: ChatModel | None = None,
 ) -> Job | Progress:
-    """The row's next message, or its progress when there is nothing to send."""
+    """The row's next message, or its progress when there is nothing to send. The chat's
+    learned `model` orders its digests, and holds back alerts when the chat filters by it."""
     payload = item.payload
     if isinstance(payload, AlertPayload):
         ids, done = payload.papers, payload.sent
@@ -77,14 +88,16 @@ def next_step(
         last = done + 1 >= len(ids)
         paper = papers.get(ids[done])
         reply = alert(catalog, paper, audience) if paper else None
-        if reply is None:  # muted or unfollowed since: skip it
+        if paper and chat.learned_filter and held_back(catalog, paper, audience, model):
+            reply = None
+        if reply is None:  # muted or unfollowed since, or held back: skip it
             return Progress(item.id, after, done=last)
         return Job(item, chat, reply, None, after, last, paper.announced if paper else None)
     if isinstance(payload, DigestPayload):
         weekly = chat.digest_mode == DigestMode.WEEKLY
         title = "Your weekly digest" if weekly else "Your daily digest"
         found = [papers[i] for i in payload.papers if i in papers]
-        reply = digest(catalog, found, audience, title, momentum)
+        reply = digest(catalog, found, audience, title, momentum, model)
     elif isinstance(payload, NoticePayload):
         reply = Reply.text(payload.text) if payload.text else None
     else:  # an item waits for its digest: never claimed

@@ -21,7 +21,10 @@ from bot.domain import (
 )
 from bot.topics.card import paper_item, shorten, tag_name
 from bot.topics.catalog import Catalog
+from bot.topics.latex import display
+from bot.topics.learned import ChatModel, holds_back, order
 from bot.topics.tagline import TagLine, tag_line
+from bot.topics.tldr import shorten_words
 
 DIGEST_PER_TOPIC = 5
 MUTE_BUTTONS = 2  # offered from the tags the alert shows, so a person mutes what they see
@@ -30,6 +33,10 @@ MUTE_BUTTONS = 2  # offered from the tags the alert shows, so a person mutes wha
 DIGEST_ASK_BUTTONS = 8
 ASK_PREFIX = "Ask about "
 ASK_LABEL_CHARS = 60  # within Slack's 75 and Telegram's 64 characters a button label
+# 👍/👎 under a digest: a row for each of its first papers as shown, labelled with the start of
+# the title (more rows would bury the digest; /more and /less take any paper it lists).
+DIGEST_VOTES = 6
+VOTE_TITLE_CHARS = 28
 
 
 def ask_button(tag: str, name: str) -> Button:
@@ -83,6 +90,31 @@ def pinned(subs: Iterable[Subscription]) -> tuple[Subscription, ...]:
     return tuple(sorted(subs, key=lambda s: s.kind is not SubscriptionKind.AUTHOR))
 
 
+def vote_row(
+    paper: Paper, up: str = "👍 More like this", down: str = "👎 Less like this"
+) -> tuple[Button, ...]:
+    return (Button(up, Action.MORE, paper.arxiv_id), Button(down, Action.LESS, paper.arxiv_id))
+
+
+def digest_votes(papers: Sequence[Paper]) -> tuple[tuple[Button, ...], ...]:
+    """A 👍/👎 row for each of the first `DIGEST_VOTES` papers, named by their title's start."""
+    return tuple(
+        vote_row(p, "👍 " + shorten_words(display(p.title) or p.shown_id, VOTE_TITLE_CHARS), "👎")
+        for p in papers[:DIGEST_VOTES]
+    )
+
+
+def held_back(catalog: Catalog, paper: Paper, audience: Audience, model: ChatModel | None) -> bool:
+    """Whether the chat's learned filter holds back an alert of `paper` (`bot.topics.learned`):
+    the names that protect it are those of the followed topics that brought it."""
+    reasons = audience.reasons(paper)
+    names = [s.label for s in reasons if s.kind is SubscriptionKind.TOPIC]
+    for sub in reasons:
+        topic = catalog.by_slug(sub.tag) if sub.kind is SubscriptionKind.TOPIC else None
+        names += [topic.name, *topic.aliases] if topic else []
+    return holds_back(model, paper, [s.tag for s in reasons], names)
+
+
 def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
     """One new paper, with the topics that brought it and the buttons to act on it."""
     reasons = pinned(audience.reasons(paper))
@@ -92,6 +124,7 @@ def alert(catalog: Catalog, paper: Paper, audience: Audience) -> Reply | None:
     first = reasons[0]
     others = shown_tags(catalog, paper, audience).others
     buttons: list[tuple[Button, ...]] = [
+        vote_row(paper),
         tuple(
             Button(f"Mute {tag_name(catalog, t, audience.subscriptions)}", Action.MUTE, t)
             for t in others[:MUTE_BUTTONS]
@@ -116,10 +149,13 @@ def digest(
     audience: Audience,
     title: str,
     momentum: Mapping[str, str] | None = None,
+    model: ChatModel | None = None,
 ) -> Reply | None:
     """Papers grouped by followed topic, best first, at most a few per topic, each topic
     with its momentum sentence when there is one (`momentum`: tag -> sentence); followed
-    authors' sections first, and a paper by one is placed there (`pinned`)."""
+    authors' sections first, and a paper by one is placed there (`pinned`). In a topic the
+    chat's 👍/👎 `model` has learned, its score decides what is best (`bot.topics.learned`)."""
+    linear = model.linear() if model is not None else None
     placed: dict[str, list[Paper]] = {s.tag: [] for s in audience.subscriptions}
     for paper in papers:
         reasons = pinned(audience.reasons(paper))
@@ -130,6 +166,7 @@ def digest(
 
     sections = []
     asked: list[tuple[str, str]] = []
+    listed: list[Paper] = []
     total = 0
     for sub in pinned(audience.subscriptions):
         found = sorted(  # best first, then newer: the order /latest shows them in
@@ -139,9 +176,12 @@ def digest(
         )
         if not found:
             continue
+        if linear is not None and model is not None and model.orders(sub.tag):
+            found = order(found, linear)
         total += len(found)
         asked.append((sub.tag, sub.label))
         shown = found[:DIGEST_PER_TOPIC]
+        listed += shown
         more = len(found) - len(shown)
         sections.append(
             Section(
@@ -154,7 +194,7 @@ def digest(
     return Reply(
         lines=(f"{title}: {total} new paper(s) on what you follow.",),
         sections=tuple(sections),
-        buttons=ask_rows(asked[:DIGEST_ASK_BUTTONS]),
+        buttons=digest_votes(listed) + ask_rows(asked[:DIGEST_ASK_BUTTONS]),
     )
 
 

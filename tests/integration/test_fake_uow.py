@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.domain import ChatKind, ChatRef, Paper, Platform, PollState, SubscriptionKind
 from bot.ports import UnitOfWork
+from bot.topics.learned import ChatModel
 from bot.topics.spike_rule import AlertState
 from storage.database import Database
 from tests.support.uow import FakeDatabase
@@ -270,4 +271,55 @@ async def _budgeted(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
 async def test_the_fake_budgets_tokens_as_storage_does(db: Database) -> None:
     real, faked = await _budgeted(db.uow), await _budgeted(FakeDatabase().uow)
     assert real == [0, True, False, True, False, True, (1000, 0)]
+    assert faked == real
+
+
+async def _voted(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
+    """Votes and models through the port (`received` reads the outbox, which the fake has
+    not: `tests/integration/test_feedback_storage.py` tests it)."""
+    t0 = datetime(2026, 3, 4, 9, tzinfo=UTC)
+    said: list[Any] = []
+
+    async def votes(chat_id: int) -> list[Any]:
+        return [
+            (v.paper.arxiv_id, v.value, v.at, v.paper.tags)
+            for v in await uow.feedback.votes(chat_id)
+        ]
+
+    async with uow_factory() as uow:
+        await uow.papers.add_tags([("2603.00001", "web-agents", ())])
+        a = await uow.chats.get_or_create(ALICE)
+        b = await uow.chats.get_or_create(GROUP)
+        said.append(await uow.feedback.vote(a.id, "2603.00001", 1, t0))
+        said.append(await uow.feedback.vote(a.id, "2603.00001", -1, t0 + timedelta(seconds=2)))
+        said.append(await uow.feedback.vote(a.id, "2603.00003", 1, t0 + timedelta(seconds=1)))
+        said.append(await uow.feedback.vote(b.id, "2603.00002", 1, t0))
+        for bad in (("2603.00404", 1), ("2603.00002", 0)):
+            try:
+                await uow.feedback.vote(a.id, bad[0], bad[1], t0)
+            except (LookupError, ValueError) as error:
+                said.append(type(error).__name__)
+        await uow.commit()
+    async with uow_factory() as uow:
+        said += [await votes(a.id), await votes(b.id), await uow.feedback.stale()]
+        said.append(await uow.feedback.stale(share=(b.id % 2, 2)))
+        model = ChatModel(None, t0, t0 + timedelta(seconds=2), 1, 1)
+        await uow.feedback.save_model(a.id, model)
+        said += [await uow.feedback.stale(), await uow.feedback.models([a.id, b.id])]
+        said += [await uow.feedback.clear(b.id), await uow.feedback.clear(b.id)]
+        await uow.commit()
+    async with uow_factory() as uow:
+        said += [await uow.feedback.model(a.id), await uow.feedback.model(b.id)]
+        said += [await uow.feedback.stale(), await votes(b.id)]
+    return said
+
+
+async def test_the_fake_keeps_votes_as_storage_does(db: Database) -> None:
+    async with db.uow() as uow:
+        await uow.papers.upsert(PAPERS)
+        await uow.commit()
+    fake = FakeDatabase()
+    fake.seed_papers(*PAPERS)
+    real, faked = await _voted(db.uow), await _voted(fake.uow)
+    assert real[:6] == [None, 1, None, None, "LookupError", "ValueError"]
     assert faked == real

@@ -39,6 +39,7 @@ from bot.domain import (
 )
 from bot.ports import OutboxStore, ProcessStore, UpsertResult
 from bot.topics.document import Document
+from bot.topics.learned import ChatModel, Vote
 from bot.topics.momentum import Momentum
 from bot.topics.query_tree import Node, Scope, compile_node
 from bot.topics.search_text import SearchHit, SearchResult, parse_search, positive_terms
@@ -65,6 +66,10 @@ class _State:
     alert_state: dict[tuple[int, str], AlertState] = field(default_factory=dict)
     last_id: dict[str, int] = field(default_factory=dict)
     llm_tokens: dict[date, int] = field(default_factory=dict)  # UTC day -> tokens counted
+    # (chat id, arXiv id) -> (vote, when); the papers each chat was sent (`FakeDatabase.sent`)
+    votes: dict[tuple[int, str], tuple[int, datetime]] = field(default_factory=dict)
+    models: dict[int, ChatModel] = field(default_factory=dict)
+    received: set[tuple[int, str]] = field(default_factory=set)
 
     def new_id(self, table: str) -> int:
         self.last_id[table] = self.last_id.get(table, 0) + 1
@@ -401,6 +406,63 @@ class FakeLlmBudget:
         return self._state.llm_tokens.get(day, 0)
 
 
+class FakeFeedback:
+    """Votes and models in memory; what a chat was sent is what `FakeDatabase.sent` says
+    (storage reads it from the outbox, which the fake does not have)."""
+
+    def __init__(self, state: _State, papers: FakePapers) -> None:
+        self._state, self._papers = state, papers
+
+    async def vote(self, chat_id: int, arxiv_id: str, value: int, now: datetime) -> int | None:
+        if value not in (1, -1):
+            raise ValueError(f"a vote is +1 or -1, not {value!r}")
+        if arxiv_id not in self._state.papers:
+            raise LookupError(f"no paper {arxiv_id} stored")
+        before = self._state.votes.get((chat_id, arxiv_id))
+        self._state.votes[(chat_id, arxiv_id)] = (value, now)
+        return before[0] if before else None
+
+    async def votes(self, chat_id: int) -> Sequence[Vote]:
+        found = [
+            Vote(paper, value, at)
+            for (chat, arxiv_id), (value, at) in self._state.votes.items()
+            if chat == chat_id and (paper := await self._papers.get(arxiv_id)) is not None
+        ]
+        return sorted(found, key=lambda v: (v.at, v.paper.arxiv_id))
+
+    async def received(self, chat_id: int, arxiv_id: str) -> bool:
+        return (chat_id, arxiv_id) in self._state.received
+
+    async def clear(self, chat_id: int) -> int:
+        self._state.models.pop(chat_id, None)
+        mine = [key for key in self._state.votes if key[0] == chat_id]
+        for key in mine:
+            del self._state.votes[key]
+        return len(mine)
+
+    async def model(self, chat_id: int) -> ChatModel | None:
+        return self._state.models.get(chat_id)
+
+    async def models(self, chat_ids: Iterable[int]) -> Mapping[int, ChatModel]:
+        return {c: m for c in set(chat_ids) if (m := self._state.models.get(c)) is not None}
+
+    async def save_model(self, chat_id: int, model: ChatModel) -> None:
+        self._state.models[chat_id] = model
+
+    async def stale(self, limit: int = 100, share: tuple[int, int] = (0, 1)) -> Sequence[int]:
+        newest: dict[int, datetime] = {}
+        for (chat, _), (_, at) in self._state.votes.items():
+            newest[chat] = max(at, newest.get(chat, at))
+        slot, workers = share
+        waiting = [
+            (at, chat)
+            for chat, at in newest.items()
+            if chat % workers == slot
+            and ((m := self._state.models.get(chat)) is None or at > m.last_vote_at)
+        ]
+        return [chat for _, chat in sorted(waiting)[:limit]]
+
+
 def _not_faked(part: str) -> NoReturn:
     raise NotImplementedError(f"the fake unit of work has no {part}: test it on a database")
 
@@ -416,6 +478,7 @@ class FakeUnitOfWork:
     momentum: FakeMomentum
     search: FakeSearch
     llm_budget: FakeLlmBudget
+    feedback: FakeFeedback
 
     def __init__(self, database: FakeDatabase) -> None:
         self._database = database
@@ -428,6 +491,7 @@ class FakeUnitOfWork:
         self.poll_state, self.momentum = FakePollState(work), FakeMomentum(work)
         self.search = FakeSearch(self.papers)
         self.llm_budget = FakeLlmBudget(work)
+        self.feedback = FakeFeedback(work, self.papers)
         return self
 
     async def __aexit__(
@@ -470,3 +534,7 @@ class FakeDatabase:
 
     def seed_papers(self, *papers: Paper) -> None:
         FakePapers(self.state).seed(papers)
+
+    def sent(self, chat_id: int, *arxiv_ids: str) -> None:
+        """The chat was sent these papers (in storage, an alert or digest row says so)."""
+        self.state.received.update((chat_id, a) for a in arxiv_ids)

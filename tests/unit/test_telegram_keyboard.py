@@ -51,7 +51,14 @@ def test_each_chat_gets_buttons_signed_for_it_alone() -> None:
         assert not any(buttons.decode(data, "222", KEY) for data in mine)
         assert all(buttons.decode(data, "222", KEY) for data in theirs)
     actions = [buttons.decode(data, "111", KEY).action for data in mine]
-    assert actions == [Action.MUTE, Action.WHY, Action.LATEST, Action.UNFOLLOW]
+    assert actions == [
+        Action.MORE,
+        Action.LESS,
+        Action.MUTE,
+        Action.WHY,
+        Action.LATEST,
+        Action.UNFOLLOW,
+    ]
 
 
 def test_the_same_paper_shows_each_chat_what_it_follows() -> None:

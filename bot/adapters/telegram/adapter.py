@@ -43,6 +43,7 @@ from handlers.trends import momentum_chart
 log = logging.getLogger(__name__)
 
 _ADMINS = (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+_VOTES = (Action.MORE, Action.LESS)
 # HTTP connections to the Bot API: the limiter's sends in flight, plus a few for the
 # requests about no chat (answerCallbackQuery, getChatMember, ...) so that those never
 # wait for a free connection.
@@ -265,6 +266,9 @@ class TelegramAdapter:
             command = replace(command, role=await _role_or_member(lookup))
             lookup = None
         reply = await self._registry.dispatch(command, self._ctx, lookup_role=lookup)
+        if button is not None and button.action in _VOTES:  # told to the presser, not posted
+            await query.answer(popup(reply) or None, show_alert=reply.is_error)
+            return
         if reply.denied or (chat.type == TgChat.CHANNEL and not command.role.may_change):
             # Refused, or a subscriber's read-only press: only the presser sees the answer.
             await query.answer(popup(reply) or None, show_alert=not reply.is_empty)
