@@ -212,8 +212,7 @@ async def latency(backend: str, papers: int, repeat: int) -> dict[str, Any]:
     async with fresh_database(backend, "pw_ask_latency") as url:
         start = time.perf_counter()
         await load_tables(url, _tables(papers))
-        if backend == "sqlite":
-            await _rebuild_fts(url)
+        await _rebuild_fts(url)
         load_s = time.perf_counter() - start
         db = Database(url)
         try:

@@ -216,6 +216,11 @@ class PaperSearch(Protocol):
         papers with any of them (`SearchResult.loosened`)."""
         ...
 
+    async def index_new(self) -> int:
+        """Add the papers stored in this unit of work to the index now (its commit does it
+        otherwise; ingest does it while it tags); how many."""
+        ...
+
 
 class PollStateStore(Protocol):
     """Each source's watermark and last outcome (`bot.services.poll`)."""

@@ -348,6 +348,10 @@ class FakeSearch:
     def __init__(self, papers: FakePapers) -> None:
         self._papers = papers
 
+    async def index_new(self) -> int:
+        """Nothing to do: the fake searches its papers as they are (and stores none)."""
+        return 0
+
     async def search(
         self,
         text: str,
