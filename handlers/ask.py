@@ -12,7 +12,9 @@ it follows none. Two steps:
 2. **Answer** (`bot.topics.answer`): the 3-5 abstract sentences that best answer the
    question, at most two a paper, each group under its paper's title and id, with the link
    to its abstract page. Under the answerer's relevance floor the reply says plainly that
-   none of the papers asked talks about the question's words, rather than quoting noise.
+   none of the papers asked, since the first day they cover, talks about the question's
+   words ("None of the 412 papers on RL for LLM Agents since 2026-06-01 talks about ..."),
+   rather than quoting noise.
    Asked within one topic, the topic's name tells the floor which words every paper asked
    shares, and so are not the question's subject.
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from itertools import combinations
 
 from bot.domain import Command, Paper, Reply, Section, Subscription
@@ -58,6 +61,7 @@ class Asked:
     scope: str  # after "papers": "on RL for LLM Agents", "on the 3 topics ...", "stored"
     papers: int  # how many papers the question was asked of
     candidates: tuple[Paper, ...] = ()  # the papers retrieved, best first
+    since: date | None = None  # the first day those papers cover (`PaperStore.extent`)
 
 
 def search_words(question: str) -> list[str]:
@@ -117,8 +121,8 @@ async def ask_papers(
     found = answer(question, papers, given=given) if papers else None
     if found is None:
         found = Answer(groups=(), key_terms=tuple(search_words(question)), found=False)
-    pool = await uow.papers.count(tags=tags)
-    return Asked(found, scope, pool, tuple(papers))
+    pool, since = await uow.papers.extent(tags)
+    return Asked(found, scope, pool, tuple(papers), since)
 
 
 def answer_reply(asked: Asked) -> Reply:
@@ -152,7 +156,8 @@ def _not_found(asked: Asked) -> str:
     about = ", ".join(f'"{w}"' for w in words[:6])
     if asked.papers == 0:
         return f"No papers {asked.scope} yet, so none talks about {about}."
-    return f"None of the {asked.papers:,} papers {asked.scope} talks about {about}."
+    since = f" since {asked.since.isoformat()}" if asked.since else ""
+    return f"None of the {asked.papers:,} papers {asked.scope}{since} talks about {about}."
 
 
 async def ask(cmd: Command, ctx: Context) -> Reply:

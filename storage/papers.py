@@ -301,6 +301,17 @@ class PaperRepository:
         stmt = _filtered(select(func.count(PaperRow.id)), tags, without)
         return int((await self._s.execute(stmt)).scalar_one())
 
+    async def extent(self, tags: Sequence[str] | None = None) -> tuple[int, date | None]:
+        """`count(tags)` and the first day those papers cover (`bot.ports.PaperStore`)."""
+        columns = (
+            func.count(PaperRow.id),
+            func.min(PaperRow.announced),
+            func.min(PaperRow.ingested_at),
+        )
+        stmt = _filtered(select(*columns), tags, ())
+        count, announced, stored = (await self._s.execute(stmt)).one()
+        return int(count), announced or (stored.date() if stored else None)
+
 
 def _filtered(stmt: Any, tags: Sequence[str] | None, without: Sequence[str]) -> Any:
     if tags is not None:

@@ -40,8 +40,8 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
   "which papers show state-of-the-art performance on benchmarks?" leaves only common terms and
   is never answered; an off-subject question's rare words are in no sentence. When no sentence
   passes, the answer is not found (`found` False) and carries the key words for the reply
-  ("none of the 412 papers ... talks about X"); no key words at all means the question named
-  nothing to look for ("which papers use a method?").
+  ("none of the 412 papers ... since 2026-06-01 talks about X"); no key words at all means
+  the question named nothing to look for ("which papers use a method?").
 - After the best sentence, others are kept while they score at least `KEEP_SHARE` of it (the
   first `MIN_SENTENCES` are kept whenever they pass the floor); a sentence whose text was
   already chosen (a paper listed twice) is skipped.

@@ -251,6 +251,12 @@ class FakePapers:
     async def count(self, tags: Sequence[str] | None = None, without: Sequence[str] = ()) -> int:
         return len(self._with(tags, without))
 
+    async def extent(self, tags: Sequence[str] | None = None) -> tuple[int, date | None]:
+        """As storage, but for the day stored: the fake keeps no `ingested_at`."""
+        papers = self._with(tags)
+        days = [p.announced for p in papers if p.announced is not None]
+        return len(papers), min(days, default=None)
+
     def _with(self, tags: Sequence[str] | None, without: Sequence[str] = ()) -> list[Paper]:
         papers = [self._tagged(p) for p in self._state.papers.values()]
         if tags is not None:
