@@ -89,14 +89,16 @@ async def store(
         names = [target for target, _ in authors]
         # Compiling and matching are pure CPU: a worker thread keeps the chats answered,
         # and meanwhile the database adds the new papers to the search index (which the
-        # commit would do otherwise), on its own core: the index then costs ingest a
-        # fraction of its time (bench/bench_search.py).
-        async with asyncio.TaskGroup() as group:
-            tagging = group.create_task(
-                asyncio.to_thread(_timed_rule_tags, catalog, queries, fresh, names)
+        # commit would do otherwise) on its own core, so that the index costs ingest a
+        # fraction of its time (bench/bench_search.py). The index statement is waited
+        # for whatever the tagging does, never cancelled halfway through.
+        indexing = asyncio.ensure_future(uow.search.index_new())
+        try:
+            tags, seconds = await asyncio.to_thread(
+                _timed_rule_tags, catalog, queries, fresh, names
             )
-            group.create_task(uow.search.index_new())
-        tags, seconds = tagging.result()
+        finally:
+            await indexing
         if metrics is not None:
             metrics.tagging.observe(seconds)
         await uow.papers.add_tags(tags, source="rule")

@@ -321,3 +321,18 @@ async def test_postgresql_moves_the_index_to_its_table_and_back(db: Database) ->
             "WHERE table_name = 'papers' AND column_name = 'search_vector'"
         )
         assert (await uow.session.execute(columns)).scalar_one() == 0
+
+
+async def test_a_tagger_that_fails_leaves_nothing_stored_nor_indexed(
+    db: Database, small_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("tagger broke")
+
+    monkeypatch.setattr("bot.services.ingest.rule_tags", broken)
+    with pytest.raises(RuntimeError, match="tagger broke"):
+        async with db.uow() as uow:
+            await store(uow, [_paper("2611.99001", "Web agent lost", "Never kept.")], small_catalog)
+    async with db.uow() as uow:
+        assert await uow.papers.count() == 0
+    assert (await _search(db, "lost")).total == 0
