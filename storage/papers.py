@@ -302,13 +302,16 @@ class PaperRepository:
         return int((await self._s.execute(stmt)).scalar_one())
 
     async def extent(self, tags: Sequence[str] | None = None) -> tuple[int, date | None]:
-        """`count(tags)` and the first day those papers cover (`bot.ports.PaperStore`)."""
-        columns = (
+        """`count(tags)` and the first day those papers cover (`bot.ports.PaperStore`).
+        Three subqueries in one statement: each minimum then reads one end of its column's
+        index; in one aggregate with the count, SQLite read every paper (70 ms for all
+        of 100,000, against 5)."""
+        parts = (
             func.count(PaperRow.id),
             func.min(PaperRow.announced),
             func.min(PaperRow.ingested_at),
         )
-        stmt = _filtered(select(*columns), tags, ())
+        stmt = select(*(_filtered(select(part), tags, ()).scalar_subquery() for part in parts))
         count, announced, stored = (await self._s.execute(stmt)).one()
         return int(count), announced or (stored.date() if stored else None)
 
