@@ -90,7 +90,7 @@ async def ask_all(db: Database, catalog: Catalog, questions: list[dict[str, Any]
     for q in questions:
         tags, scope = topic_scope(catalog, q["topic"])
         async with db.uow() as uow:
-            asked = await ask_papers(uow, q["question"], tags, scope)
+            asked = await ask_papers(uow, q["question"], tags, scope, q["topic"] or "")
         cited = [group.paper.arxiv_id for group in asked.answer.groups][:3]
         answerable = bool(q["answers"])
         ok = bool(set(cited) & set(q["answers"])) if answerable else not asked.answer.found
@@ -189,15 +189,15 @@ async def time_questions(db: Database, catalog: Catalog, repeat: int) -> dict[st
     """p50/p95/max of `ask_papers`, each evaluation question with its topic and without."""
     asks = []
     for q in load_questions():
-        asks.append((q["question"], *topic_scope(catalog, q["topic"])))
+        asks.append((q["question"], *topic_scope(catalog, q["topic"]), q["topic"] or ""))
         if q["topic"]:
-            asks.append((q["question"], None, "stored"))
+            asks.append((q["question"], None, "stored", ""))
     times: list[float] = []
     for _ in range(repeat):
-        for question, tags, scope in asks:
+        for question, tags, scope, given in asks:
             start = time.perf_counter()
             async with db.uow() as uow:
-                await ask_papers(uow, question, tags, scope)
+                await ask_papers(uow, question, tags, scope, given)
             times.append(time.perf_counter() - start)
     times.sort()
     return {
@@ -212,8 +212,7 @@ async def latency(backend: str, papers: int, repeat: int) -> dict[str, Any]:
     async with fresh_database(backend, "pw_ask_latency") as url:
         start = time.perf_counter()
         await load_tables(url, _tables(papers))
-        if backend == "sqlite":
-            await _rebuild_fts(url)
+        await _rebuild_fts(url)
         load_s = time.perf_counter() - start
         db = Database(url)
         try:

@@ -12,7 +12,11 @@ it follows none. Two steps:
 2. **Answer** (`bot.topics.answer`): the 3-5 abstract sentences that best answer the
    question, at most two a paper, each group under its paper's title and id, with the link
    to its abstract page. Under the answerer's relevance floor the reply says plainly that
-   none of the papers asked talks about the question's words, rather than quoting noise.
+   none of the papers asked, since the first day they cover, talks about the question's
+   words ("None of the 412 papers on RL for LLM Agents since 2026-06-01 talks about ..."),
+   rather than quoting noise.
+   Asked within one topic, the topic's name tells the floor which words every paper asked
+   shares, and so are not the question's subject.
 
 With a language model configured (`handlers.ask_llm`), step 2 is written by the model from
 the same candidates, numbered, and its citations are checked against them; without one, or
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from itertools import combinations
 
 from bot.domain import Command, Paper, Reply, Section, Subscription
@@ -56,6 +61,7 @@ class Asked:
     scope: str  # after "papers": "on RL for LLM Agents", "on the 3 topics ...", "stored"
     papers: int  # how many papers the question was asked of
     candidates: tuple[Paper, ...] = ()  # the papers retrieved, best first
+    since: date | None = None  # the first day those papers cover (`PaperStore.extent`)
 
 
 def search_words(question: str) -> list[str]:
@@ -103,16 +109,20 @@ def _searches(terms: Sequence[QuestionTerm], limit: int) -> list[tuple[str, int]
 
 
 async def ask_papers(
-    uow: UnitOfWork, question: str, tags: Sequence[str] | None, scope: str
+    uow: UnitOfWork, question: str, tags: Sequence[str] | None, scope: str, given: str = ""
 ) -> Asked:
-    """Retrieve and answer `question` among the papers with any of `tags` (None: all)."""
+    """Retrieve and answer `question` among the papers with any of `tags` (None: all);
+    `given`: the name of the one topic asked, which every paper asked is about."""
     hits = await retrieve(uow, question, tags)
     papers: list[Paper] = [hit.paper for hit in hits]
-    found = answer(question, papers, [hit.score for hit in hits]) if papers else None
+    # By rank, not by the index's scores: SQLite's bm25 and PostgreSQL's ts_rank_cd are on
+    # other scales (ts_rank_cd's fall off steeply), and the same papers in the same order
+    # should get the same answer on either database.
+    found = answer(question, papers, given=given) if papers else None
     if found is None:
         found = Answer(groups=(), key_terms=tuple(search_words(question)), found=False)
-    pool = await uow.papers.count(tags=tags)
-    return Asked(found, scope, pool, tuple(papers))
+    pool, since = await uow.papers.extent(tags)
+    return Asked(found, scope, pool, tuple(papers), since)
 
 
 def answer_reply(asked: Asked) -> Reply:
@@ -146,7 +156,8 @@ def _not_found(asked: Asked) -> str:
     about = ", ".join(f'"{w}"' for w in words[:6])
     if asked.papers == 0:
         return f"No papers {asked.scope} yet, so none talks about {about}."
-    return f"None of the {asked.papers:,} papers {asked.scope} talks about {about}."
+    since = f" since {asked.since.isoformat()}" if asked.since else ""
+    return f"None of the {asked.papers:,} papers {asked.scope}{since} talks about {about}."
 
 
 async def ask(cmd: Command, ctx: Context) -> Reply:
@@ -160,11 +171,13 @@ async def ask(cmd: Command, ctx: Context) -> Reply:
         within = scope_of(text, subs, ctx)
         if isinstance(within, Within):
             question, tags, scope = within.words, [within.tag], f"on {within.name}"
+            given = within.name
         elif subs:
             question, tags, scope = text, [subscription_tag(s) for s in subs], _followed(subs)
+            given = subs[0].label if len(subs) == 1 else ""
         else:
-            question, tags, scope = text, None, "stored"
-        asked = await ask_papers(uow, question, tags, scope)
+            question, tags, scope, given = text, None, "stored", ""
+        asked = await ask_papers(uow, question, tags, scope, given)
     name, colon, rest = text.partition(":")
     if not asked.answer.found and isinstance(within, list) and colon and rest.strip():
         # "Basket Weaving: ..." names no topic, and as a question it finds nothing either.

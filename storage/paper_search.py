@@ -1,16 +1,16 @@
 """Full-text search over the titles and abstracts of stored papers, on either database.
 
-The indexes are built by migration 0013 and kept up to date where papers are stored, so
-no caller that stores, refreshes, retags or deletes papers has to remember them:
+The indexes are built by migrations 0013 and 0015 and kept up to date where papers are
+stored, so no caller that stores, refreshes, retags or deletes papers has to remember
+them (new papers join in bulk before the unit of work commits, `storage.search_index`):
 
 - SQLite: `papers_fts`, an FTS5 table with external content (`papers`), tokenizer
   `porter unicode61 remove_diacritics 2` ("agents" finds "agent", "Schölkopf" finds
-  "scholkopf"), kept in step by triggers on update of title or abstract and on delete,
-  and by `storage.search_index` for new papers (the one statement that inserts papers
-  indexes them in bulk). Ranked by `bm25()`, the title weighing `TITLE_WEIGHT` times the
-  abstract.
-- PostgreSQL: `papers.search_vector`, a stored generated `tsvector` ('english'; title
-  weight A, abstract B) with a GIN index, ranked by `ts_rank_cd` (A counts 1.0, B 0.4).
+  "scholkopf"), kept in step by triggers on update of title or abstract and on delete.
+  Ranked by `bm25()`, the title weighing `TITLE_WEIGHT` times the abstract.
+- PostgreSQL: `papers_fts(paper_id, search_vector)`, a `tsvector` per paper ('english';
+  title weight A, abstract B) with a GIN index, kept by a trigger on update of title or
+  abstract and a cascading foreign key; ranked by `ts_rank_cd` (A counts 1.0, B 0.4).
 
 What was typed is read by `bot.topics.search_text.parse_search` into a tree of terms made
 of letters and digits only; `fts5_expression` and `tsquery_text` write that tree in the
@@ -34,6 +34,7 @@ from bot.topics.query_tree import And, Node, Not, Scope, Term
 from bot.topics.search_text import SearchHit, SearchResult, parse_search
 from storage.models import PaperRow
 from storage.papers import PaperRepository, _tagged
+from storage.search_index import index_new_papers
 
 TITLE_WEIGHT = 10.0  # SQLite's bm25 weight of the title (the abstract's is 1)
 # On PostgreSQL, when more papers match, only this many, those stored last, are ranked
@@ -41,7 +42,9 @@ TITLE_WEIGHT = 10.0  # SQLite's bm25 weight of the title (the abstract's is 1)
 # commonest words (a quarter of 100,000 papers) took 300-400 ms; 2,000 take 35-60 ms.
 # SQLite ranks from the FTS index alone, every match, in a third of that.
 RANKED_AT_MOST = 2000
-# Migration 0013's objects, which the models do not describe (see `not_search_index`).
+# The search index's objects, which the models do not describe (see `not_search_index`):
+# the table on both databases (and FTS5's shadow tables), and 0013's column and index of
+# `papers` on PostgreSQL, which 0015 moved to the table.
 SEARCH_TABLE = "papers_fts"
 SEARCH_COLUMN = "search_vector"
 SEARCH_INDEX = "ix_papers_search_vector"
@@ -67,11 +70,17 @@ class SearchRepository:
         `limit` after the first `offset`, and how many match in all. Plain words that
         no paper has all of fall back to papers with any of them (`loosened`)."""
         query = parse_search(text)
+        await index_new_papers(self._s)  # papers this unit of work stored are found too
         result = await self._run(query.strict, tags, without, limit, offset)
         if result.total == 0 and query.loose is not None:
             loose = await self._run(query.loose, tags, without, limit, offset)
             result = SearchResult(loose.hits, loose.total, loosened=True)
         return result
+
+    async def index_new(self) -> int:
+        """Add the papers this unit of work stored to the index now, rather than when it
+        commits; how many."""
+        return await index_new_papers(self._s)
 
     async def _run(
         self,
@@ -137,16 +146,21 @@ def _sqlite(expression: str) -> _Dialect:
 
 
 def _postgres(tsquery: str) -> _Dialect:
-    """The papers and their generated `search_vector`. A query left with nothing to find
-    once 'english' drops its stop words (`the AND NOT agents` is `!agent`) would read
-    every paper: `querytree` is 'T' for it, and the condition is false before any row is
-    read."""
+    """The search table joined to the papers by paper id; counting and tag filters use the
+    search table alone. A query left with nothing to find once 'english' drops its stop
+    words (`the AND NOT agents` is `!agent`) would read every paper: `querytree` is 'T'
+    for it, and the condition is false before any row is read."""
+    fts = table(SEARCH_TABLE, column("paper_id", Integer), column(SEARCH_COLUMN))
     query = func.to_tsquery(literal_column("'english'::regconfig"), bindparam("tsq", tsquery))
-    vector = literal_column(f"papers.{SEARCH_COLUMN}")
+    vector = fts.c[SEARCH_COLUMN]
     match = and_(func.querytree(query) != "T", vector.op("@@")(query))
     score = func.ts_rank_cd(vector, query)
-    counted = select(func.count(PaperRow.id))
-    return _Dialect(score, match, lambda stmt: stmt, PaperRow.id, counted)
+
+    def source(stmt: Select[Any]) -> Select[Any]:
+        return stmt.select_from(fts).join(PaperRow, PaperRow.id == fts.c.paper_id)
+
+    counted = select(func.count()).select_from(fts)
+    return _Dialect(score, match, source, fts.c.paper_id, counted)
 
 
 def _only(
@@ -201,8 +215,9 @@ def _excludes(node: Node) -> bool:
 
 
 def not_search_index(name: str | None, type_: str, parent_names: Any) -> bool:
-    """Alembic `include_name`: False for the search objects of 0013 (the FTS5 table and
-    its shadow tables, the generated column, its index), which no model describes."""
+    """Alembic `include_name`: False for the search objects of 0013 and 0015 (the search
+    table, FTS5's shadow tables, 0013's generated column and its index), which no model
+    describes."""
     if type_ == "table":
         return not (name or "").startswith(SEARCH_TABLE)
     return name not in (SEARCH_COLUMN, SEARCH_INDEX)

@@ -18,7 +18,7 @@ from storage.announced_days import count_days, day_changes, day_moves
 from storage.models import BatchRow, PaperRow, PaperTagRow, utcnow
 from storage.paper_tags import attach, drop_rule_tags, paper_ids
 from storage.repositories import chunks
-from storage.search_index import index_new_papers
+from storage.search_index import index_new_papers, note_new_papers
 from storage.tag_days import count_tags, move_tags
 
 
@@ -154,7 +154,7 @@ class PaperRepository:
         ]
         for chunk in chunks(rows, 200):
             await self._s.execute(PaperRow.__table__.insert(), list(chunk))
-        await index_new_papers(self._s, [p.arxiv_id for p in new])
+        note_new_papers(self._s, [p.arxiv_id for p in new])  # indexed before commit
 
     async def _refresh(
         self,
@@ -166,7 +166,11 @@ class PaperRepository:
     ) -> None:
         """Overwrite stored papers with their newer version (or their real one), keeping
         the first announcement date when the new one has none; in row id order, the order
-        in which writers of tags lock papers (`storage.tag_days.counted_days`)."""
+        in which writers of tags lock papers (`storage.tag_days.counted_days`). Papers
+        this transaction inserted join the search index first: SQLite's update trigger
+        takes a paper's old text out of the index, which must hold it."""
+        if updated:
+            await index_new_papers(self._s)
         for paper in sorted(updated, key=lambda p: existing[p.arxiv_id][0]):
             values = _paper_values(paper)
             if paper.announced is None:
@@ -296,6 +300,20 @@ class PaperRepository:
         """Papers stored, or those with any of `tags`, and none of `without`."""
         stmt = _filtered(select(func.count(PaperRow.id)), tags, without)
         return int((await self._s.execute(stmt)).scalar_one())
+
+    async def extent(self, tags: Sequence[str] | None = None) -> tuple[int, date | None]:
+        """`count(tags)` and the first day those papers cover (`bot.ports.PaperStore`).
+        Three subqueries in one statement: each minimum then reads one end of its column's
+        index; in one aggregate with the count, SQLite read every paper (70 ms for all
+        of 100,000, against 5)."""
+        parts = (
+            func.count(PaperRow.id),
+            func.min(PaperRow.announced),
+            func.min(PaperRow.ingested_at),
+        )
+        stmt = select(*(_filtered(select(part), tags, ()).scalar_subquery() for part in parts))
+        count, announced, stored = (await self._s.execute(stmt)).one()
+        return int(count), announced or (stored.date() if stored else None)
 
 
 def _filtered(stmt: Any, tags: Sequence[str] | None, without: Sequence[str]) -> Any:

@@ -5,7 +5,9 @@
         await uow.subscriptions.add(chat.id, ...)
         await uow.commit()
 
-Leaving the block without `commit()` rolls everything back.
+Leaving the block without `commit()` rolls everything back. Papers stored in the block
+join the full-text index before it commits, if nothing indexed them earlier
+(`storage.search_index`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from storage.repositories import (
     PollStateRepository,
     SubscriptionRepository,
 )
+from storage.search_index import forget_new_papers, index_new_papers
 
 
 class UnitOfWork:
@@ -80,13 +83,16 @@ class UnitOfWork:
         tb: TracebackType | None,
     ) -> None:
         try:
+            forget_new_papers(self.session)
             await self.session.rollback()
         finally:
             await self.session.close()
             self._session = None
 
     async def commit(self) -> None:
+        await index_new_papers(self.session)
         await self.session.commit()
 
     async def rollback(self) -> None:
+        forget_new_papers(self.session)
         await self.session.rollback()

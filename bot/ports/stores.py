@@ -147,6 +147,12 @@ class PaperStore(Protocol):
         `latest` can page through."""
         ...
 
+    async def extent(self, tags: Sequence[str] | None = None) -> tuple[int, date | None]:
+        """How many papers are stored (or have any of `tags`), and the first day they
+        cover: the earliest announcement date among them, or, when none has one, the day
+        the first of them was stored; None when there are none."""
+        ...
+
     async def tags_with_why(self, arxiv_id: str) -> Sequence[tuple[str, tuple[str, ...]]]:
         """(tag, the words that matched), by tag."""
         ...
@@ -214,6 +220,11 @@ class PaperSearch(Protocol):
         first and newest first among equal scores (each paper with its tags, sorted), and
         how many papers match in all. Plain words that no paper has all of fall back to
         papers with any of them (`SearchResult.loosened`)."""
+        ...
+
+    async def index_new(self) -> int:
+        """Add the papers stored in this unit of work to the index now (its commit does it
+        otherwise; ingest does it while it tags); how many."""
         ...
 
 

@@ -1,7 +1,8 @@
 """An extractive answer to a question about a topic: the abstract sentences that answer it best.
 
-`answer(question, papers, scores=None)` takes the papers a search index retrieved for the
-question, best first (up to about 30), and returns an `Answer`: up to `MAX_SENTENCES`
+`answer(question, papers, scores=None, given="")` takes the papers a search index retrieved
+for the question, best first (up to about 30), and the name of the topic they were asked
+within if any (`given`), and returns an `Answer`: up to `MAX_SENTENCES`
 sentences (at least `MIN_SENTENCES` when that many pass the relevance floor), at most
 `PER_PAPER` from one paper, grouped by paper in the order of each paper's best sentence (a
 group's sentences keep their abstract order), and the question's key words.
@@ -26,7 +27,12 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
   its title and abstract together carry at least `MIN_COVERAGE` of the question's weight, and
   one of its sentences only when it holds a term itself and its terms and its title's together
   carry at least `SENTENCE_COVERAGE`; each time, among the terms is a rare one (in at most
-  `ask_terms.RARE_SHARE` of abstracts) or two uncommon ones (`ask_terms.UNCOMMON_SHARE`). A
+  `ask_terms.RARE_SHARE` of abstracts) or two uncommon ones (`ask_terms.UNCOMMON_SHARE`),
+  and those must be of the question's own subject: not words of the topic it is asked
+  within (`given`), which every paper asked shares ("... for speech recognition" within
+  Speech Recognition), unless the question has no other words. A word the question typed
+  as part of a hyphenated compound counts only where the paper (or the sentence and its
+  title) holds the whole compound: "mixture" alone is not "mixture-of-experts". A
   long question in other words than the paper's is rarely echoed by one sentence: the paper
   as a whole must answer it, the sentence quoted must carry a good part of it. Both shares
   are of the weight of the question's `FLOOR_TERMS` heaviest terms, not of all of them: the
@@ -34,8 +40,8 @@ How sentences are scored (all pure, no I/O; deterministic, ties broken by arXiv 
   "which papers show state-of-the-art performance on benchmarks?" leaves only common terms and
   is never answered; an off-subject question's rare words are in no sentence. When no sentence
   passes, the answer is not found (`found` False) and carries the key words for the reply
-  ("none of the 412 papers ... talks about X"); no key words at all means the question named
-  nothing to look for ("which papers use a method?").
+  ("none of the 412 papers ... since 2026-06-01 talks about X"); no key words at all means
+  the question named nothing to look for ("which papers use a method?").
 - After the best sentence, others are kept while they score at least `KEEP_SHARE` of it (the
   first `MIN_SENTENCES` are kept whenever they pass the floor); a sentence whose text was
   already chosen (a paper listed twice) is skipped.
@@ -117,10 +123,17 @@ class _Scored:
     text: str
 
 
-def answer(question: str, papers: Sequence[Paper], scores: Sequence[float] | None = None) -> Answer:
+def answer(
+    question: str,
+    papers: Sequence[Paper],
+    scores: Sequence[float] | None = None,
+    *,
+    given: str = "",
+) -> Answer:
     """The best sentences of `papers` (retrieved and ranked for `question`, best first) that
     answer it, with the question's key words; see the module doc. `scores` are the papers'
-    retrieval scores, higher is better, one per paper."""
+    retrieval scores, higher is better, one per paper; `given` names what every paper asked
+    is about (the topic the question is asked within), whose words the floor leaves out."""
     if scores is not None and len(scores) != len(papers):
         raise ValueError(f"{len(scores)} scores for {len(papers)} papers")
     asked = Question.of(question)
@@ -129,7 +142,8 @@ def answer(question: str, papers: Sequence[Paper], scores: Sequence[float] | Non
         return Answer((), key_terms, found=False)
     candidates = _distinct(papers)
     kept = [papers[i] for i in candidates]
-    chosen = _choose(_score_all(asked, kept, _standing(candidates, scores)))
+    subject = _subject(asked, given)
+    chosen = _choose(_score_all(asked, subject, kept, _standing(candidates, scores)))
     if not chosen:
         return Answer((), key_terms, found=False)
     return Answer(_groups(chosen, kept), key_terms, found=True)
@@ -179,7 +193,17 @@ def _sentences(abstract: str) -> tuple[_Sentence, ...]:
     return tuple(found)
 
 
-def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> list[_Scored]:
+def _subject(asked: Question, given: str) -> frozenset[str]:
+    """The stems of the question's own subject: its terms but for the words of `given`
+    (the topic asked within), unless the question has no others."""
+    known = set(stems(given))
+    own = frozenset(term.stem for term in asked.terms if term.stem not in known)
+    return own or frozenset(term.stem for term in asked.terms)
+
+
+def _score_all(
+    asked: Question, subject: frozenset[str], papers: list[Paper], standing: list[float]
+) -> list[_Scored]:
     per_paper = [_sentences(paper.abstract) for paper in papers]
     lengths = [sentence.length for sentences in per_paper for sentence in sentences]
     mean = sum(lengths) / len(lengths) if lengths else 1.0
@@ -195,7 +219,8 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
         title = set(titles[index])
         in_title = [term for term in asked.terms if term.stem in title]
         anywhere = title.union(*(sentence.counts for sentence in sentences))
-        if not _passes([t for t in asked.terms if t.stem in anywhere], floor, MIN_COVERAGE):
+        held = _whole(asked, anywhere)
+        if not _passes([t for t in asked.terms if t.stem in held], floor, MIN_COVERAGE, subject):
             continue
         bonus = (
             TITLE_WEIGHT * sum(term.weight for term in in_title)
@@ -206,11 +231,19 @@ def _score_all(asked: Question, papers: list[Paper], standing: list[float]) -> l
             matched = [term for term in asked.terms if term.stem in sentence.counts]
             if not matched:
                 continue
-            both = {term.stem: term for term in (*matched, *in_title)}.values()
-            if _passes(list(both), floor, SENTENCE_COVERAGE):
+            own = _whole(asked, title.union(sentence.counts))
+            both = [t for t in asked.terms if t.stem in own]
+            if _passes(both, floor, SENTENCE_COVERAGE, subject):
                 own = _sentence_score(asked, matched, sentence, mean)
                 scored.append(_Scored(own + bonus, paper.arxiv_id, position, index, sentence.text))
     return scored
+
+
+def _whole(asked: Question, words: set[str]) -> set[str]:
+    """`words` less the parts of a compound the question typed in one ("mixture-of-experts")
+    that they do not hold whole: "mixture" alone is another subject."""
+    broken = [c for c in asked.compounds if not c <= words]
+    return words.difference(*broken) if broken else words
 
 
 def _aliases(asked: Question, vocabulary: set[str]) -> dict[str, str]:
@@ -250,12 +283,14 @@ def _sentence_score(
     return score + (CONTRIBUTION_WEIGHT * asked.total if sentence.contribution else 0.0)
 
 
-def _passes(terms: list[QuestionTerm], total: float, share: float) -> bool:
+def _passes(terms: list[QuestionTerm], total: float, share: float, subject: frozenset[str]) -> bool:
     """The relevance floor (module doc): `terms` (of a paper, or of a sentence and its title)
-    carry `share` of the question's weight `total`, and a rare term or two uncommon ones."""
+    carry `share` of the question's weight `total`, and, of the question's own `subject`, a
+    rare term or two uncommon ones."""
     if sum(term.weight for term in terms) < share * total:
         return False
-    return any(term.rare for term in terms) or sum(term.uncommon for term in terms) >= 2
+    own = [term for term in terms if term.stem in subject]
+    return any(term.rare for term in own) or sum(term.uncommon for term in own) >= 2
 
 
 def _choose(scored: list[_Scored]) -> list[_Scored]:

@@ -7,12 +7,14 @@ inverse document frequency among arXiv abstracts (`word_frequencies.tsv`; a word
 that table of common words counts as in `UNKNOWN_SHARE` of them): "GRPO" weighs far more than
 "model". At most `MAX_TERMS` count, the rarest; only the first `MAX_QUESTION_CHARS` characters
 of a question are read. Operators and quotes of search syntax are not words: `"GRPO" AND
-NEAR(agents, 3)` has the terms GRPO, NEAR and agents.
+NEAR(agents, 3)` has the terms GRPO, NEAR and agents. Terms typed as one hyphenated word
+("mixture-of-experts", "text-to-SQL") are one of the question's `compounds`.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -43,6 +45,7 @@ _STOP_WORDS = """a about above after again against all also am an and any are as
     solve solving handle handling deal dealing well perform performs make makes look looks
     able"""
 STOP_WORDS = frozenset(_STOP_WORDS.split())
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,7 @@ class Question:
     terms: tuple[QuestionTerm, ...]
     pairs: tuple[tuple[tuple[str, str], float], ...]  # two terms in a row, the lesser weight
     total: float  # the terms' weight together
+    compounds: tuple[frozenset[str], ...] = ()  # stems of terms typed as one hyphenated word
 
     @classmethod
     def of(cls, question: str) -> Question:
@@ -107,4 +111,9 @@ class Question:
             for a, b in pairwise(row)
             if a in weights and b in weights and a != b
         }
-        return cls(terms, tuple(pairs.items()), sum(weights.values()))
+        compounds = []
+        for typed in _COMPOUND.findall(question[:MAX_QUESTION_CHARS]):
+            parts = frozenset(stem(item[1]) for item in content_words(typed) if item)
+            if len(parts & weights.keys()) > 1:
+                compounds.append(parts & weights.keys())
+        return cls(terms, tuple(pairs.items()), sum(weights.values()), tuple(compounds))

@@ -159,6 +159,9 @@ async def script(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
         await note(uow.papers.latest(["web-agents"], limit=1, offset=1, without=["agents"]))
         await note(uow.papers.count(["web-agents"], without=["agents", "nothing"]))
         await note(uow.papers.count(None, without=["web-agents"]))
+        await note(uow.papers.extent())  # the undated paper aside: the earliest date
+        await note(uow.papers.extent(["web-agents", "agents"]))
+        await note(uow.papers.extent(["nothing"]))
         await note(uow.papers.get("2603.00001"))
         await note(uow.papers.get("2603.99999"))
         await note(uow.papers.tags_with_why("2603.00001"))

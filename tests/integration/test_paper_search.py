@@ -1,4 +1,4 @@
-"""Full-text search (`storage.paper_search`, migration 0013) on SQLite and PostgreSQL:
+"""Full-text search (`storage.paper_search`, migrations 0013 and 0015) on SQLite and PostgreSQL:
 ranking, ties, tag filters, an index that follows every change to the papers, and typed
 text that never becomes FTS syntax."""
 
@@ -7,9 +7,11 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select, text, update
 
 from bot.domain import Paper
+from bot.services.ingest import store
+from bot.topics.catalog import Catalog
 from bot.topics.query_tree import QueryError
 from bot.topics.search_text import SearchResult
 from storage.database import Database
@@ -253,3 +255,84 @@ async def test_with_many_matches_postgresql_ranks_the_papers_stored_last(
     assert _ids(await _search(db, "memory", limit=1, offset=2)) == ["2611.90011"]
     monkeypatch.setattr("storage.paper_search.RANKED_AT_MOST", 5)
     assert _ids(await _search(db, "memory", limit=1)) == ["2611.90001"]
+
+
+async def test_papers_are_found_before_commit_and_gone_after_rollback(db: Database) -> None:
+    """New papers join the index in bulk before the commit (`storage.search_index`): a
+    search in the same unit of work finds them already, a rollback leaves none behind."""
+    async with db.uow() as uow:
+        await uow.papers.upsert([_paper("2611.95001", "Uncommitted ideas", "Pending.")])
+        assert _ids(await uow.search.search("uncommitted")) == ["2611.95001"]
+    async with db.uow() as uow:
+        await uow.papers.upsert([_paper("2611.95002", "Rolled back ideas", "Gone.")])
+        await uow.rollback()
+        await uow.papers.upsert([_paper("2611.95003", "Kept ideas", "Stored.")])
+        await uow.commit()
+    assert (await _search(db, "ideas")).total == 1
+    assert _ids(await _search(db, "kept")) == ["2611.95003"]
+
+
+async def test_a_paper_inserted_and_replaced_in_one_transaction_is_indexed_once(
+    db: Database,
+) -> None:
+    async with db.uow() as uow:
+        await uow.papers.upsert([_paper("2611.96001", "First words", "Old text.")])
+        await uow.papers.upsert([_paper("2611.96001", "Second words", "New text.", version=2)])
+        await uow.commit()
+    assert (await _search(db, "first")).total == 0
+    assert _ids(await _search(db, "second words")) == ["2611.96001"]
+    async with db.uow() as uow:
+        assert await uow.search.index_new() == 0  # nothing left over
+
+
+async def test_ingest_indexes_while_it_tags(db: Database, small_catalog: Catalog) -> None:
+    """`store` has the new papers indexed by the time it returns (it ran the index beside
+    the tagger), before any commit."""
+    papers = [_paper("2611.97001", "Web agent with memory", "A web agent remembers.")]
+    async with db.uow() as uow:
+        await store(uow, papers, small_catalog)
+        assert await uow.search.index_new() == 0
+        found = await uow.search.search("remembers", tags=["web-agents"])
+    assert _ids(found) == ["2611.97001"]
+
+
+async def test_postgresql_moves_the_index_to_its_table_and_back(db: Database) -> None:
+    """0015 takes 0013's generated column out of `papers` into `papers_fts`; its downgrade
+    puts the column back, computed for every paper, and upgrading again indexes papers
+    stored meanwhile."""
+    if db.dialect != "postgresql":
+        pytest.skip("SQLite's index is the same at 0014 and 0015")
+    await _store(db, *FILLER)
+    await db.downgrade("0014")
+    matching = text("SELECT count(*) FROM papers WHERE search_vector @@ to_tsquery('protein')")
+    async with db.uow() as uow:
+        assert (await uow.session.execute(matching)).scalar_one() == len(FILLER)
+        await uow.session.execute(
+            PaperRow.__table__.insert(),
+            {"arxiv_id": "2611.98001", "title": "Stored at 0014", "abstract": "Generated."},
+        )
+        await uow.commit()
+    await db.upgrade()
+    assert _ids(await _search(db, "generated")) == ["2611.98001"]
+    assert (await _search(db, "protein")).total == len(FILLER)
+    async with db.uow() as uow:
+        columns = text(
+            "SELECT count(*) FROM information_schema.columns "
+            "WHERE table_name = 'papers' AND column_name = 'search_vector'"
+        )
+        assert (await uow.session.execute(columns)).scalar_one() == 0
+
+
+async def test_a_tagger_that_fails_leaves_nothing_stored_nor_indexed(
+    db: Database, small_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("tagger broke")
+
+    monkeypatch.setattr("bot.services.ingest.rule_tags", broken)
+    with pytest.raises(RuntimeError, match="tagger broke"):
+        async with db.uow() as uow:
+            await store(uow, [_paper("2611.99001", "Web agent lost", "Never kept.")], small_catalog)
+    async with db.uow() as uow:
+        assert await uow.papers.count() == 0
+    assert (await _search(db, "lost")).total == 0

@@ -256,6 +256,12 @@ class FakePapers:
     async def count(self, tags: Sequence[str] | None = None, without: Sequence[str] = ()) -> int:
         return len(self._with(tags, without))
 
+    async def extent(self, tags: Sequence[str] | None = None) -> tuple[int, date | None]:
+        """As storage, but for the day stored: the fake keeps no `ingested_at`."""
+        papers = self._with(tags)
+        days = [p.announced for p in papers if p.announced is not None]
+        return len(papers), min(days, default=None)
+
     def _with(self, tags: Sequence[str] | None, without: Sequence[str] = ()) -> list[Paper]:
         papers = [self._tagged(p) for p in self._state.papers.values()]
         if tags is not None:
@@ -352,6 +358,10 @@ class FakeSearch:
 
     def __init__(self, papers: FakePapers) -> None:
         self._papers = papers
+
+    async def index_new(self) -> int:
+        """Nothing to do: the fake searches its papers as they are (and stores none)."""
+        return 0
 
     async def search(
         self,

@@ -418,3 +418,44 @@ def test_room_for_markup_is_kept_per_group(dev):
     marked = fit(full, limit_chars=1200, extra_per_group=120)
     assert message_length("\n".join(lines_of(marked))) + 120 * len(marked.groups) <= 1200
     assert len(_all_sentences(marked)) < len(_all_sentences(plain))
+
+
+SPEECH = [
+    _paper(
+        "2601.00011",
+        "Streaming speech recognition with pseudo-labels",
+        "We adapt a speech recognition model to new domains. "
+        "Pseudo-labels come from a mixture of in-domain and general speech. "
+        "The architecture of the recogniser is unchanged.",
+    ),
+    _paper(
+        "2601.00012",
+        "Accents in speech recognition",
+        "Speech recognition errs on accented speech. "
+        "We compare encoder architectures for recognition of accented speech.",
+    ),
+]
+MOE_QUESTION = "Is anyone using mixture-of-experts architectures for speech recognition?"
+
+
+def test_a_question_restating_its_topic_needs_its_own_subject_in_the_paper():
+    """Asked within Speech Recognition, every paper has "speech" and "recognition": they
+    are not the question's subject, so a paper with them but not the rest is not quoted,
+    nor one with "mixture" but no experts ("mixture-of-experts" is one thing)."""
+    assert not answer(MOE_QUESTION, SPEECH, given="Speech Recognition").found
+    assert answer(MOE_QUESTION, SPEECH).found  # outside the topic, the floor is as before
+    mixed = [_paper("2601.00013", "Speech corpora", "Labels come from a mixture of speech.")]
+    assert not answer("mixture-of-experts for speech recognition?", mixed).found
+    assert answer("a mixture of experts for speech recognition?", mixed).found
+    moe = _paper(
+        "2601.00014",
+        "Sparse experts for speech",
+        "We route each speech frame to a mixture of experts in a recognition model.",
+    )
+    found = answer(MOE_QUESTION, [*SPEECH, moe], given="Speech Recognition")
+    assert _cited(found) == ["2601.00014"]
+
+
+def test_only_the_topics_words_asked_keep_the_usual_floor():
+    result = answer("what is new in speech recognition?", SPEECH, given="Speech Recognition")
+    assert result.found and set(_cited(result)) <= {"2601.00011", "2601.00012"}

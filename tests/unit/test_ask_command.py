@@ -94,15 +94,16 @@ async def test_a_topic_before_the_colon_limits_the_papers_asked(ctx: Context) ->
     assert _cited(reply) == [WEB.arxiv_id]
     outside = await say(ctx, "/ask Web Agents: process reward model for math steps?")
     assert not outside.sections
-    assert outside.lines[0].startswith("None of the 2 papers on Web Agents talks about")
+    # since the first day the topic's papers cover: WEB and HOSTILE, both of 2026-03-03
+    assert outside.lines[0].startswith("None of the 2 papers on Web Agents since 2026-03-03 talks")
 
 
 async def test_without_a_topic_the_followed_topics_are_asked(ctx: Context) -> None:
     assert not (await say(ctx, "/follow Web Agents")).is_error
     reply = await say(ctx, "/ask process reward model scoring math steps")
     assert reply.lines[0] == (
-        'None of the 2 papers on Web Agents talks about "process", "reward", "model", '
-        '"scoring", "math", "steps".'
+        'None of the 2 papers on Web Agents since 2026-03-03 talks about "process", "reward", '
+        '"model", "scoring", "math", "steps".'
     )
     found = await say(ctx, "/ask episodic memory of visited pages")
     assert _cited(found) == [WEB.arxiv_id]
@@ -112,7 +113,8 @@ async def test_an_off_subject_question_says_so_instead_of_quoting_noise(ctx: Con
     reply = await say(ctx, "/ask how long should sourdough bread proof?")
     assert not reply.sections
     assert reply.lines == (
-        'None of the 4 papers stored talks about "long", "sourdough", "bread", "proof".',
+        'None of the 4 papers stored since 2026-03-01 talks about "long", "sourdough", '
+        '"bread", "proof".',
     )
     vague = await say(ctx, "/ask which papers use a good method?")
     assert vague.lines[0].startswith("Ask about something specific")
@@ -153,3 +155,13 @@ async def test_hostile_paper_text_is_quoted_as_plain_text(ctx: Context) -> None:
     section = next(s for s in reply.sections if s.lines[-1].endswith(HOSTILE.arxiv_id))
     assert len(section.heading) < 400  # the 5,000-character title is cut for display
     assert all(len(line) <= 500 for line in section.lines)
+
+
+async def test_not_found_names_the_first_day_only_when_one_is_known(
+    small_catalog: Catalog,
+) -> None:
+    fake = FakeDatabase()
+    fake.seed_papers(Paper("2603.00021", "Undated", "Web agents click buttons."))
+    ctx = Context(uow=fake.uow, catalog=small_catalog, clock=lambda: NOW)
+    reply = await say(ctx, "/ask how long should sourdough bread proof?")
+    assert reply.lines[0].startswith("None of the 1 papers stored talks about")

@@ -264,13 +264,13 @@ async def test_without_the_settings_nothing_changes_and_no_request_leaves(
         off_subject = await say(ctx, "/ask how long should sourdough bread proof?")
     assert reply == await extractive(fake, small_catalog)
     assert reply.lines[0] == "From 1 of the 3 papers stored:"
-    assert off_subject.lines[0].startswith("None of the 3 papers stored talks about")
+    assert off_subject.lines[0].startswith("None of the 3 papers stored since 2026-03-01 talks")
     assert llm.requests == []
 
 
 async def test_an_off_subject_question_does_not_call_the_model(ctx: Context, llm: FakeLlm) -> None:
     reply = await say(ctx, "/ask how long should sourdough bread proof?")
-    assert reply.lines[0].startswith("None of the 3 papers stored talks about")
+    assert reply.lines[0].startswith("None of the 3 papers stored since 2026-03-01 talks")
     assert llm.requests == []
 
 

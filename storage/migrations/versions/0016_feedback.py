@@ -2,7 +2,7 @@
 per-chat switch of the learned filter for instant alerts (`bot.topics.learned`).
 
 Revision ID: 0016
-Revises: 0014
+Revises: 0015
 Create Date: 2026-12-02
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 
 revision: str = "0016"
 # The lead re-chains this at merge (0015 is another branch's).
-down_revision: str | None = "0014"
+down_revision: str | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
