@@ -371,11 +371,11 @@ async def test_rate_limits(bot: Bot, tg: FakeTelegram) -> None:
         await bot.send_message(1, "b")
     assert seconds(per_chat.value) == 1
     await bot.send_message(-10, "c")
-    tg.rate_limit(per_chat_per_second=1000, global_per_second=30, group_per_minute=2)
+    tg.rate_limit(per_chat_per_second=0, global_per_second=30, group_per_minute=2)
     await bot.send_message(-10, "d")
     with pytest.raises(RetryAfter):  # a third group message within the minute
         await bot.send_message(-10, "e")
-    tg.rate_limit(per_chat_per_second=1000, global_per_second=3, group_per_minute=20)
+    tg.rate_limit(per_chat_per_second=0, global_per_second=3, group_per_minute=20)
     with pytest.raises(RetryAfter):  # three messages went out within a second
         await bot.send_message(2, "f")
     assert tg.too_many_requests == 3
