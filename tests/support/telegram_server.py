@@ -275,7 +275,7 @@ class FakeTelegram(BotApiMethods, Waitable):
         enabled: bool = True,
     ) -> None:
         """Answer 429 + retry_after to sendMessage/sendPhoto/editMessageText over the limits
-        (a limit of 0 is no limit)."""
+        (a per-chat or group limit of 0 is none)."""
         with self._cond:
             self._limits = (per_chat_per_second, global_per_second, group_per_minute)
             if not enabled:
