@@ -27,10 +27,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.adapters.console import LOG_FILE, ConsoleMessenger, Prompt, run_console
 from bot.adapters.llm import answer_writer
 from bot.arxiv.client import ArxivClient
+from bot.arxiv.lookup import ArxivLookup
 from bot.config import Settings, StartupError
 from bot.log_secrets import logging_to_file
 from bot.metrics import Metrics
-from bot.ports import AnswerWriter, Messenger
+from bot.ports import AnswerWriter, Messenger, PaperLookup
 from bot.scheduler import Jobs, Liveness, build_scheduler
 from bot.services.deliver import Deliverer
 from bot.services.ingest import load_sample_if_empty
@@ -104,6 +105,17 @@ def build_poller(
 
 
 @contextlib.asynccontextmanager
+async def paper_lookup(settings: Settings, db: Database) -> AsyncIterator[ArxivLookup]:
+    """arXiv's papers by id for /follow like: a client of its own (one connection), spaced
+    with every other arXiv request of every process through the database's stamp."""
+    client = ArxivClient(settings, stamp=DatabaseRequestStamp(db.uow))
+    try:
+        yield ArxivLookup(client, settings.arxiv_api_url)
+    finally:
+        await client.aclose()
+
+
+@contextlib.asynccontextmanager
 async def registered(peers: Peers) -> AsyncIterator[Peers]:
     """This process in the processes table (its first heartbeat) until it leaves."""
     await peers.beat()
@@ -170,9 +182,14 @@ async def wait_for_stop() -> None:
 
 
 def command_context(
-    settings: Settings, db: Database, catalog: Catalog, writer: AnswerWriter | None = None
+    settings: Settings,
+    db: Database,
+    catalog: Catalog,
+    writer: AnswerWriter | None = None,
+    lookup: PaperLookup | None = None,
 ) -> Context:
-    """What chat commands run with: the database, the catalog, the limits, /ask's model."""
+    """What chat commands run with: the database, the catalog, the limits, /ask's model,
+    arXiv's papers by id (/follow like)."""
     return Context(
         uow=db.uow,
         catalog=catalog,
@@ -185,6 +202,7 @@ def command_context(
         ),
         answer_writer=writer,
         llm_daily_tokens=settings.llm_daily_tokens,
+        paper_lookup=lookup,
     )
 
 
@@ -314,7 +332,8 @@ async def run_bot(
         log_file = stack.enter_context(logging_to_file(LOG_FILE)) if interactive else None
         writer = await stack.enter_async_context(answer_writer(settings))
         db = await stack.enter_async_context(database(settings))
-        ctx = command_context(settings, db, catalog, writer)
+        lookup = await stack.enter_async_context(paper_lookup(settings, db))
+        ctx = command_context(settings, db, catalog, writer, lookup)
         adapters = build_adapters(settings, ctx)
         messengers: dict[str, Messenger] = {n: a.messenger for n, a in adapters.items()}
         prompt = Prompt(stdout, interactive=interactive)

@@ -15,6 +15,7 @@ from typing import Self
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from storage.like_sets import LikeSetRepository
 from storage.llm_budget import LlmBudgetRepository
 from storage.momentum_counts import MomentumRepository
 from storage.outbox import OutboxRepository
@@ -40,6 +41,7 @@ class UnitOfWork:
     momentum: MomentumRepository
     processes: ProcessRepository
     llm_budget: LlmBudgetRepository
+    like_sets: LikeSetRepository
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
@@ -68,6 +70,7 @@ class UnitOfWork:
         self.momentum = MomentumRepository(session)
         self.processes = ProcessRepository(session)
         self.llm_budget = LlmBudgetRepository(session)
+        self.like_sets = LikeSetRepository(session)
         return self
 
     async def __aexit__(

@@ -13,6 +13,8 @@ record defined here, never an ORM row.
   search, poll state, momentum and processes;
 - `outbox_store`: the outbox, whose claim and batch semantics only storage implements;
 - `messaging`: the `Messenger` every chat platform implements, and the errors it raises;
+- `like_sets`: the "papers like these" sets (`LikeSetStore`) and arXiv's papers by id
+  (`PaperLookup`, implemented in `bot.arxiv.lookup`);
 - `language_model`: the optional model /ask may write with (`AnswerWriter`, its errors), and
   the daily token budget it spends (`TokenBudgetStore`).
 
@@ -30,6 +32,7 @@ from bot.ports.language_model import (
     WriterUnavailable,
     WrittenAnswer,
 )
+from bot.ports.like_sets import LikeSet, LikeSetStore, PaperLookup, PaperLookupError
 from bot.ports.messaging import (
     ChatMoved,
     DeliveryError,
@@ -60,10 +63,14 @@ __all__ = [
     "ChatStore",
     "Clock",
     "DeliveryError",
+    "LikeSet",
+    "LikeSetStore",
     "Messenger",
     "MomentumStore",
     "MuteStore",
     "OutboxStore",
+    "PaperLookup",
+    "PaperLookupError",
     "PaperSearch",
     "PaperStore",
     "Permanent",

@@ -7,6 +7,7 @@ from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
 from bot.ports.language_model import TokenBudgetStore
+from bot.ports.like_sets import LikeSetStore
 
 # The repository protocols are needed at run time: tests read the properties' types.
 from bot.ports.outbox_store import OutboxStore
@@ -56,6 +57,8 @@ class UnitOfWork(Protocol):
     def processes(self) -> ProcessStore: ...
     @property
     def llm_budget(self) -> TokenBudgetStore: ...
+    @property
+    def like_sets(self) -> LikeSetStore: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -95,6 +95,7 @@ def test_every_repository_is_checked() -> None:
         "momentum",
         "processes",
         "llm_budget",
+        "like_sets",
     }
     assert ports_repositories - set(_repositories(FakeUnitOfWork)) == {"outbox", "processes"}
 
@@ -122,6 +123,7 @@ def test_every_port_method_of_a_repository_is_compared() -> None:
         "momentum": ["coverage", "total", "weekly_counts"],
         "processes": [],
         "llm_budget": [],
+        "like_sets": [],
     }
 
 

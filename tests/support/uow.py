@@ -37,7 +37,7 @@ from bot.domain import (
     Subscription,
     SubscriptionKind,
 )
-from bot.ports import OutboxStore, ProcessStore, UpsertResult
+from bot.ports import LikeSet, OutboxStore, ProcessStore, UpsertResult
 from bot.topics.document import Document
 from bot.topics.momentum import Momentum
 from bot.topics.query_tree import Node, Scope, compile_node
@@ -65,6 +65,7 @@ class _State:
     alert_state: dict[tuple[int, str], AlertState] = field(default_factory=dict)
     last_id: dict[str, int] = field(default_factory=dict)
     llm_tokens: dict[date, int] = field(default_factory=dict)  # UTC day -> tokens counted
+    like_sets: dict[str, LikeSet] = field(default_factory=dict)  # by tag
 
     def new_id(self, table: str) -> int:
         self.last_id[table] = self.last_id.get(table, 0) + 1
@@ -401,6 +402,29 @@ class FakeLlmBudget:
         return self._state.llm_tokens.get(day, 0)
 
 
+class FakeLikeSets:
+    """The "papers like these" sets, by tag."""
+
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    async def save(self, like_set: LikeSet) -> None:
+        self._state.like_sets[like_set.tag] = like_set
+
+    async def get(self, tag: str) -> LikeSet | None:
+        return self._state.like_sets.get(tag)
+
+    async def followed(self) -> Sequence[LikeSet]:
+        tags = {
+            sub.tag
+            for sub in self._state.subscriptions
+            if sub.kind == SubscriptionKind.LIKE
+            and (chat := self._state.chats.get(sub.chat_id)) is not None
+            and chat.active
+        }
+        return [self._state.like_sets[tag] for tag in sorted(tags & self._state.like_sets.keys())]
+
+
 def _not_faked(part: str) -> NoReturn:
     raise NotImplementedError(f"the fake unit of work has no {part}: test it on a database")
 
@@ -416,6 +440,7 @@ class FakeUnitOfWork:
     momentum: FakeMomentum
     search: FakeSearch
     llm_budget: FakeLlmBudget
+    like_sets: FakeLikeSets
 
     def __init__(self, database: FakeDatabase) -> None:
         self._database = database
@@ -428,6 +453,7 @@ class FakeUnitOfWork:
         self.poll_state, self.momentum = FakePollState(work), FakeMomentum(work)
         self.search = FakeSearch(self.papers)
         self.llm_budget = FakeLlmBudget(work)
+        self.like_sets = FakeLikeSets(work)
         return self
 
     async def __aexit__(
