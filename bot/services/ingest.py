@@ -21,9 +21,11 @@ from bot.metrics import Metrics
 from bot.ports import UnitOfWork
 from bot.topics.authors import AuthorIndex, author_patterns
 from bot.topics.catalog import Catalog
+from bot.topics.document import Document
 from bot.topics.like import LikeIndex, LikeProfile, stored_profiles
 from bot.topics.tag_rules import FollowedText, build_tagger
 from bot.topics.tagger import Tagger
+from bot.topics.text_model import paper_vector
 
 log = logging.getLogger(__name__)
 
@@ -126,20 +128,23 @@ def rule_tags(
     skipped (logged by `build_tagger`)."""
     tagger = build_tagger(catalog, queries)
     index = AuthorIndex(author_patterns(authors))
-    like = LikeIndex(likes or {})
-    return [
-        (paper.arxiv_id, key, why)
-        for paper in papers
-        for key, why in _tags(tagger, index, like, paper)
-    ]
+    return _tags(tagger, index, LikeIndex(likes or {}), papers)
 
 
 def _tags(
-    tagger: Tagger, index: AuthorIndex, like: LikeIndex, paper: Paper
-) -> Iterable[tuple[str, tuple]]:
-    """A paper's rule tags: its catalog topics and followed queries, followed authors, and
-    the followed sets it is like."""
-    return (tagger.tag(paper) | index.tag(paper) | like.tag(paper)).items()
+    tagger: Tagger, index: AuthorIndex, like: LikeIndex, papers: Sequence[Paper]
+) -> list[tuple[str, str, tuple]]:
+    """(arxiv id, tag, why) of the papers' rule tags: catalog topics and followed queries,
+    followed authors, and the followed sets each is like (scored all at once, the paper's
+    words read once for the rules and the sets)."""
+    docs = [Document.from_paper(paper) for paper in papers]
+    vectors = [paper_vector(doc) for doc in docs] if len(like) else [{} for _ in papers]
+    likes = like.tag_many(papers, vectors)
+    return [
+        (paper.arxiv_id, key, why)
+        for paper, doc, similar in zip(papers, docs, likes, strict=True)
+        for key, why in (tagger.tag(doc) | index.tag(paper) | similar).items()
+    ]
 
 
 async def store_papers(
@@ -260,9 +265,7 @@ async def retag(
             page = await uow.papers.page(after, page_size)
             if not page:
                 break
-            triples = [
-                (p.arxiv_id, key, why) for p in page for key, why in _tags(tagger, index, like, p)
-            ]
+            triples = _tags(tagger, index, like, page)
             tags += await uow.papers.replace_rule_tags([p.arxiv_id for p in page], triples)
             await uow.commit()
         after = page[-1].arxiv_id

@@ -80,7 +80,7 @@ def bibtex_ids(data: bytes) -> list[str]:
     text = decode(data)
     starts = [m.start() for m in _ENTRY.finditer(text)]
     ids: list[str] = []
-    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+    for start, end in zip(starts, [*starts[1:], len(text)][: len(starts)], strict=True):
         found = _entry_id(text[start:end])
         if found is not None and found not in ids:
             ids.append(found)
