@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from bot.domain import Command, Paper, Reply, Subscription, SubscriptionKind
 from bot.ports import LikeSet, PaperLookupError, UnitOfWork
-from bot.topics.bibtex import BibtexError, bibtex_ids
+from bot.topics.bibtex import BibtexError, bibtex_ids, check_size
 from bot.topics.like import (
     FIRE_SHARE,
     MAX_LIKE,
@@ -61,6 +61,16 @@ def _refusal(message: str) -> Reply:
 def threshold_text(threshold: float) -> str:
     """How a set's threshold is shown (the follow reply and /list)."""
     return f"similarity above {threshold:.2f}, calibrated to fire on at most {FIRE_SHARE:.0%}"
+
+
+def file_too_large(size: int | None) -> Reply | None:
+    """The refusal of a sent file whose declared `size` is over the limit (so it is never
+    fetched), or None."""
+    try:
+        check_size(size or 0)
+    except BibtexError as error:
+        return _refusal(str(error))
+    return None
 
 
 def bibtex_command(data: bytes, cmd: Command) -> Command | Reply:

@@ -37,13 +37,18 @@ class BibtexError(ValueError):
     """A file that cannot give a set; the message says why, in one line."""
 
 
-def decode(data: bytes) -> str:
-    """The text of a sent file, or `BibtexError` when it is too large or not text."""
-    if len(data) > MAX_BIB_BYTES:
+def check_size(size: int) -> None:
+    """`BibtexError` for a file of `size` bytes, too large to read (before fetching it)."""
+    if size > MAX_BIB_BYTES:
         raise BibtexError(
-            f"That file is too large ({len(data):,} bytes); "
+            f"That file is too large ({size:,} bytes); "
             f"send a BibTeX file of at most {MAX_BIB_BYTES // 1_000_000} MB."
         )
+
+
+def decode(data: bytes) -> str:
+    """The text of a sent file, or `BibtexError` when it is too large or not text."""
+    check_size(len(data))
     if b"\x00" in data:
         raise BibtexError("That file is not text; send a BibTeX (.bib) file.")
     try:
