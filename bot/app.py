@@ -17,6 +17,7 @@ import signal
 import sys
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
@@ -26,12 +27,12 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import LOG_FILE, ConsoleMessenger, Prompt, run_console
 from bot.adapters.llm import answer_writer
+from bot.arxiv.by_id import paper_lookup
 from bot.arxiv.client import ArxivClient
-from bot.arxiv.lookup import ArxivLookup
 from bot.config import Settings, StartupError
 from bot.log_secrets import logging_to_file
 from bot.metrics import Metrics
-from bot.ports import AnswerWriter, Messenger, PaperLookup
+from bot.ports import AnswerWriter, Messenger
 from bot.scheduler import Jobs, Liveness, build_scheduler
 from bot.services.deliver import Deliverer
 from bot.services.ingest import load_sample_if_empty
@@ -105,17 +106,6 @@ def build_poller(
 
 
 @contextlib.asynccontextmanager
-async def paper_lookup(settings: Settings, db: Database) -> AsyncIterator[ArxivLookup]:
-    """arXiv's papers by id for /follow like: a client of its own (one connection), spaced
-    with every other arXiv request of every process through the database's stamp."""
-    client = ArxivClient(settings, stamp=DatabaseRequestStamp(db.uow))
-    try:
-        yield ArxivLookup(client, settings.arxiv_api_url)
-    finally:
-        await client.aclose()
-
-
-@contextlib.asynccontextmanager
 async def registered(peers: Peers) -> AsyncIterator[Peers]:
     """This process in the processes table (its first heartbeat) until it leaves."""
     await peers.beat()
@@ -182,14 +172,9 @@ async def wait_for_stop() -> None:
 
 
 def command_context(
-    settings: Settings,
-    db: Database,
-    catalog: Catalog,
-    writer: AnswerWriter | None = None,
-    lookup: PaperLookup | None = None,
+    settings: Settings, db: Database, catalog: Catalog, writer: AnswerWriter | None = None
 ) -> Context:
-    """What chat commands run with: the database, the catalog, the limits, /ask's model,
-    arXiv's papers by id (/follow like)."""
+    """What chat commands run with: the database, the catalog, the limits, /ask's model."""
     return Context(
         uow=db.uow,
         catalog=catalog,
@@ -202,7 +187,6 @@ def command_context(
         ),
         answer_writer=writer,
         llm_daily_tokens=settings.llm_daily_tokens,
-        paper_lookup=lookup,
     )
 
 
@@ -332,8 +316,9 @@ async def run_bot(
         log_file = stack.enter_context(logging_to_file(LOG_FILE)) if interactive else None
         writer = await stack.enter_async_context(answer_writer(settings))
         db = await stack.enter_async_context(database(settings))
-        lookup = await stack.enter_async_context(paper_lookup(settings, db))
-        ctx = command_context(settings, db, catalog, writer, lookup)
+        stamp = DatabaseRequestStamp(db.uow)  # arXiv's spacing, across processes
+        lookup = await stack.enter_async_context(paper_lookup(settings, stamp))
+        ctx = replace(command_context(settings, db, catalog, writer), paper_lookup=lookup)
         adapters = build_adapters(settings, ctx)
         messengers: dict[str, Messenger] = {n: a.messenger for n, a in adapters.items()}
         prompt = Prompt(stdout, interactive=interactive)

@@ -30,9 +30,9 @@ from bot.app import (
     command_context,
     database,
     open_catalog,
-    paper_lookup,
     run_bot,
 )
+from bot.arxiv.by_id import paper_lookup
 from bot.arxiv.categories import in_categories
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.arxiv.responses import ArxivHTTPError
@@ -56,6 +56,7 @@ from handlers.base import Context
 from handlers.registry import REGISTRY
 from storage.backup import BackupError, backup_sqlite, pg_dump_command, sqlite_file
 from storage.database import Database
+from storage.politeness import DatabaseRequestStamp
 
 log = logging.getLogger("paperwatch")
 
@@ -71,7 +72,13 @@ def build_context(
     command rate limit, since one operator types them."""
     if settings is None:
         return Context(uow=db.uow, catalog=catalog)
-    return replace(command_context(settings, db, catalog, writer, lookup), rate_limit=None)
+    ctx = command_context(settings, db, catalog, writer)
+    return replace(ctx, rate_limit=None, paper_lookup=lookup)
+
+
+def lookup_for(settings: Settings, db: Database) -> contextlib.AbstractAsyncContextManager:
+    """arXiv's papers by id (`bot.arxiv.by_id`), spaced through the database's stamp."""
+    return paper_lookup(settings, DatabaseRequestStamp(db.uow))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +113,7 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     with logging_to_file(LOG_FILE) if interactive else contextlib.nullcontext() as log_file:
         async with answer_writer(settings) as writer, opened(settings) as it:
             await load_sample_if_empty(it.db.uow, it.catalog)
-            lookup = await it.stack.enter_async_context(paper_lookup(settings, it.db))
+            lookup = await it.stack.enter_async_context(lookup_for(settings, it.db))
             ctx = build_context(it.db, it.catalog, settings, writer, lookup)
             await run_console(
                 REGISTRY,

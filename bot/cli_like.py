@@ -13,8 +13,7 @@ import argparse
 import sys
 
 from bot.adapters.console import CONSOLE_CHAT, render_reply
-from bot.app import paper_lookup
-from bot.cli_actions import build_context, opened
+from bot.cli_actions import build_context, lookup_for, opened
 from bot.config import Settings
 from bot.domain import Command, Reply, Role
 from bot.topics.bibtex import MAX_BIB_BYTES
@@ -59,7 +58,7 @@ async def cmd_follow_like(args: argparse.Namespace, settings: Settings) -> int:
             return _fail(made)
         command = made
     async with opened(settings) as it:
-        lookup = await it.stack.enter_async_context(paper_lookup(settings, it.db))
+        lookup = await it.stack.enter_async_context(lookup_for(settings, it.db))
         ctx = build_context(it.db, it.catalog, settings, lookup=lookup)
         reply = await REGISTRY.dispatch(command, ctx)
     if reply.is_error:

@@ -13,8 +13,8 @@ record defined here, never an ORM row.
   search, poll state, momentum and processes;
 - `outbox_store`: the outbox, whose claim and batch semantics only storage implements;
 - `messaging`: the `Messenger` every chat platform implements, and the errors it raises;
-- `like_sets`: the "papers like these" sets (`LikeSetStore`) and arXiv's papers by id
-  (`PaperLookup`, implemented in `bot.arxiv.lookup`);
+- `papers_like`: the "papers like these" sets (`LikeSetStore`) and arXiv's papers by id
+  (`PaperLookup`, implemented in `bot.arxiv.by_id`);
 - `language_model`: the optional model /ask may write with (`AnswerWriter`, its errors), and
   the daily token budget it spends (`TokenBudgetStore`).
 
@@ -32,7 +32,6 @@ from bot.ports.language_model import (
     WriterUnavailable,
     WrittenAnswer,
 )
-from bot.ports.like_sets import LikeSet, LikeSetStore, PaperLookup, PaperLookupError
 from bot.ports.messaging import (
     ChatMoved,
     DeliveryError,
@@ -43,6 +42,7 @@ from bot.ports.messaging import (
     Transient,
 )
 from bot.ports.outbox_store import OutboxStore
+from bot.ports.papers_like import LikeSet, LikeSetStore, PaperLookup, PaperLookupError
 from bot.ports.stores import (
     ChatStore,
     MomentumStore,

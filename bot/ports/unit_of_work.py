@@ -7,10 +7,10 @@ from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
 from bot.ports.language_model import TokenBudgetStore
-from bot.ports.like_sets import LikeSetStore
 
 # The repository protocols are needed at run time: tests read the properties' types.
 from bot.ports.outbox_store import OutboxStore
+from bot.ports.papers_like import LikeSetStore
 from bot.ports.stores import (
     ChatStore,
     MomentumStore,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.arxiv.by_id import ArxivLookup
 from bot.arxiv.client import ArxivClient
-from bot.arxiv.lookup import ArxivLookup
 from bot.config import Settings
 from bot.domain import ChatRef, Platform, SubscriptionKind
 from bot.services.ingest import store

@@ -32,7 +32,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from bot import buttons
 from bot.adapters.slack.ask_modal import CALLBACK_ID, EMPTY, INVALID, ask_view, read_submission
 from bot.adapters.slack.commands import SLASH_COMMAND, Origin, chat_key, origin, to_command
-from bot.adapters.slack.files import download, may_fetch, shared_file
+from bot.adapters.slack.files import follow_payload, read_shared, shared_file
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.messenger import SlackMessenger
@@ -40,10 +40,9 @@ from bot.adapters.slack.render import render
 from bot.config import Settings, StartupError
 from bot.domain import Action, Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import cannot_listen, connect_failure, host_of, unreachable
-from bot.topics.bibtex import MAX_BIB_BYTES
 from handlers.ask_about import GONE, topic_name
 from handlers.base import Context, Registry, RoleLookup
-from handlers.like_follows import bibtex_command, file_too_large
+from handlers.like_follows import bibtex_command
 from handlers.overview import overview
 from handlers.trends import momentum_chart
 
@@ -316,17 +315,12 @@ class SlackAdapter:
         """A file shared with the app: a BibTeX reading list to follow papers like
         (`bot.adapters.slack.files`); other messages are not for the app."""
         file = shared_file(event)
-        payload = {
-            "team_id": body.get("team_id", ""),
-            "channel_id": event.get("channel", ""),
-            "user_id": event.get("user", ""),
-            "text": "follow",
-        }
+        payload = follow_payload(event, body)
         command = self._to_command(payload) if file is not None else None
         if file is None or command is None:
             return
         where = origin(payload)
-        data = await self._read_shared(file)
+        data = await read_shared(file, self._settings, self.client.proxy)
         made = bibtex_command(data, command) if isinstance(data, bytes) else data
         if isinstance(made, Reply):
             reply = made
@@ -334,22 +328,6 @@ class SlackAdapter:
             lookup = self._lookup(where.user)
             reply = await self._registry.dispatch(made, self._ctx, lookup_role=lookup)
         await self._answer(where.chat, where.where, where.user, reply)
-
-    async def _read_shared(self, file: dict[str, Any]) -> bytes | Reply:
-        """A shared file's bytes, or the one-line refusal (too large, or not fetched)."""
-        refused = file_too_large(int(file.get("size") or 0))
-        if refused is not None:
-            return refused
-        url = str(file.get("url_private_download") or "")
-        token = self._settings.slack_bot_token
-        if token is None or not may_fetch(url, self._settings.slack_api_url):
-            log.warning("slack file not fetched: not on Slack's file host url=%s", url)
-            return Reply.text("I could not read that file. Nothing was changed.", is_error=True)
-        try:
-            return await download(url, token.get_secret_value(), MAX_BIB_BYTES, self.client.proxy)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("slack file download failed: %s", exc)
-            return Reply.text("I could not fetch that file. Nothing was changed.", is_error=True)
 
     async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("tab", "home") == "home":

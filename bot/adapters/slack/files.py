@@ -11,10 +11,18 @@ own file host (or SLACK_API_URL's host: a local fake in tests), and never more t
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+
+from bot.config import Settings
+from bot.domain import Reply
+from bot.topics.bibtex import MAX_BIB_BYTES
+from handlers.like_follows import file_too_large
+
+log = logging.getLogger(__name__)
 
 FILE_HOST = "files.slack.com"
 
@@ -29,6 +37,16 @@ def shared_file(event: dict[str, Any]) -> dict[str, Any] | None:
     in_dm = event.get("channel_type") == "im"
     text = str(event.get("text") or "").strip().lower()
     return files[0] if in_dm or text.startswith("follow") else None
+
+
+def follow_payload(event: dict[str, Any], body: dict[str, Any]) -> dict[str, str]:
+    """The /follow a file share asks, as a slash command's fields (`commands.to_command`)."""
+    return {
+        "team_id": str(body.get("team_id", "")),
+        "channel_id": str(event.get("channel", "")),
+        "user_id": str(event.get("user", "")),
+        "text": "follow",
+    }
 
 
 def may_fetch(url: str, api_url: str) -> bool:
@@ -55,3 +73,20 @@ async def download(url: str, token: str, limit: int, proxy: str | None = None) -
             if sum(map(len, chunks)) > limit:
                 break
     return b"".join(chunks)
+
+
+async def read_shared(file: dict[str, Any], settings: Settings, proxy: str | None) -> bytes | Reply:
+    """A shared file's bytes, or the one-line refusal (too large, or not fetched)."""
+    refused = file_too_large(int(file.get("size") or 0))
+    if refused is not None:
+        return refused
+    url = str(file.get("url_private_download") or "")
+    token = settings.slack_bot_token
+    if token is None or not may_fetch(url, settings.slack_api_url):
+        log.warning("slack file not fetched: not on Slack's file host url=%s", url)
+        return Reply.text("I could not read that file. Nothing was changed.", is_error=True)
+    try:
+        return await download(url, token.get_secret_value(), MAX_BIB_BYTES, proxy)
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        log.warning("slack file download failed: %s", exc)
+        return Reply.text("I could not fetch that file. Nothing was changed.", is_error=True)

@@ -4,12 +4,14 @@ processes), retries and size cap apply as to every other arXiv request."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
-from bot.arxiv.client import ArxivClient
+from bot.arxiv.client import ArxivClient, RequestStamp
 from bot.arxiv.feed import FeedError
 from bot.arxiv.responses import ArxivHTTPError
+from bot.config import Settings
 from bot.domain import Paper
 from bot.ports import PaperLookupError
 
@@ -41,3 +43,14 @@ class ArxivLookup:
             found += [p for p in papers if p.arxiv_id in page and p.title.strip()]
         log.info("arxiv lookup asked=%d found=%d", len(wanted), len(found))
         return found
+
+
+@contextlib.asynccontextmanager
+async def paper_lookup(settings: Settings, stamp: RequestStamp) -> AsyncIterator[ArxivLookup]:
+    """arXiv's papers by id for /follow like (ARXIV_API_URL): a client of its own (one
+    connection), spaced with every other arXiv request of every process by `stamp`."""
+    client = ArxivClient(settings, stamp=stamp)
+    try:
+        yield ArxivLookup(client, settings.arxiv_api_url)
+    finally:
+        await client.aclose()
