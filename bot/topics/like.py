@@ -138,13 +138,14 @@ class LikeProfile:
 
     @classmethod
     def from_json(cls, text: str, threshold: float) -> LikeProfile:
+        """The profile `to_json` wrote (its JSON types are the profile's own: str keys,
+        float weights, so they are taken as they are; ingest reads every set each poll)."""
         data: Any = json.loads(text)
         members = tuple(
-            Member(str(arxiv_id), str(title), {str(k): float(v) for k, v in vector.items()})
+            Member(str(arxiv_id), str(title), dict(vector))
             for arxiv_id, title, vector in data["members"]
         )
-        cent = {str(k): float(v) for k, v in dict(data["centroid"]).items()}
-        return cls(cent, members, float(threshold))
+        return cls(dict(data["centroid"]), members, float(threshold))
 
 
 def _overlap(a: Mapping[str, float], b: Mapping[str, float]) -> float:
