@@ -17,6 +17,7 @@ import signal
 import sys
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
@@ -26,6 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.adapters.console import LOG_FILE, ConsoleMessenger, Prompt, run_console
 from bot.adapters.llm import answer_writer
+from bot.arxiv.by_id import paper_lookup
 from bot.arxiv.client import ArxivClient
 from bot.config import Settings, StartupError
 from bot.log_secrets import logging_to_file
@@ -314,7 +316,9 @@ async def run_bot(
         log_file = stack.enter_context(logging_to_file(LOG_FILE)) if interactive else None
         writer = await stack.enter_async_context(answer_writer(settings))
         db = await stack.enter_async_context(database(settings))
-        ctx = command_context(settings, db, catalog, writer)
+        stamp = DatabaseRequestStamp(db.uow)  # arXiv's spacing, across processes
+        lookup = await stack.enter_async_context(paper_lookup(settings, stamp))
+        ctx = replace(command_context(settings, db, catalog, writer), paper_lookup=lookup)
         adapters = build_adapters(settings, ctx)
         messengers: dict[str, Messenger] = {n: a.messenger for n, a in adapters.items()}
         prompt = Prompt(stdout, interactive=interactive)

@@ -30,6 +30,7 @@ from bot.cli_actions import (
     cmd_topics,
 )
 from bot.cli_ask import cmd_ask
+from bot.cli_like import CHATS, cmd_follow_like
 from bot.config import Settings
 from bot.log_secrets import configure_logging
 from bot.scheduler import ROLES
@@ -86,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     ask = add("ask", cmd_ask, "ask the stored papers a question; the answer quotes abstracts")
     ask.add_argument("question", help='e.g. "which rewards do web agents use?"')
     ask.add_argument("--topic", help="only this topic's papers (or a followed query's)")
+    like = add("follow-like", cmd_follow_like, "follow papers like a BibTeX file's, or ids given")
+    like.add_argument("--bib", metavar="FILE", help="a BibTeX file; its arXiv ids make the set")
+    like.add_argument("--chat", choices=CHATS, default="console", help="the chat that follows")
+    like.add_argument("ids", nargs="*", help="arXiv ids, instead of --bib")
     retag = add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
     retag.add_argument("--catalog", type=Path, help=CATALOG_HELP)
     db = add("db", cmd_db, "the database: migrate it, show its revision, back it up")

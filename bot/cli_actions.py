@@ -16,7 +16,7 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -32,13 +32,14 @@ from bot.app import (
     open_catalog,
     run_bot,
 )
+from bot.arxiv.by_id import paper_lookup
 from bot.arxiv.categories import in_categories
 from bot.arxiv.parse import FeedError, parse_feed
 from bot.arxiv.responses import ArxivHTTPError
 from bot.config import Settings
 from bot.domain import Command, Reply
 from bot.log_secrets import logging_to_file
-from bot.ports import AnswerWriter
+from bot.ports import AnswerWriter, PaperLookup
 from bot.services.ingest import (
     IngestResult,
     load_sample_if_empty,
@@ -55,6 +56,7 @@ from handlers.base import Context
 from handlers.registry import REGISTRY
 from storage.backup import BackupError, backup_sqlite, pg_dump_command, sqlite_file
 from storage.database import Database
+from storage.politeness import DatabaseRequestStamp
 
 log = logging.getLogger("paperwatch")
 
@@ -64,12 +66,19 @@ def build_context(
     catalog: Catalog,
     settings: Settings | None = None,
     writer: AnswerWriter | None = None,
+    lookup: PaperLookup | None = None,
 ) -> Context:
     """What terminal commands run with: the bot's (`bot.app.command_context`) without its
     command rate limit, since one operator types them."""
     if settings is None:
         return Context(uow=db.uow, catalog=catalog)
-    return replace(command_context(settings, db, catalog, writer), rate_limit=None)
+    ctx = command_context(settings, db, catalog, writer)
+    return replace(ctx, rate_limit=None, paper_lookup=lookup)
+
+
+def lookup_for(settings: Settings, db: Database) -> contextlib.AbstractAsyncContextManager:
+    """arXiv's papers by id (`bot.arxiv.by_id`), spaced through the database's stamp."""
+    return paper_lookup(settings, DatabaseRequestStamp(db.uow))
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +88,7 @@ class Opened:
     db: Database
     catalog: Catalog
     poller: Poller | None = None
+    stack: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
 
 
 @contextlib.asynccontextmanager
@@ -95,7 +105,7 @@ async def opened(
             poller = await stack.enter_async_context(
                 contextlib.aclosing(build_poller(settings, db, topics))
             )
-        yield Opened(db, topics, poller)
+        yield Opened(db, topics, poller, stack)
 
 
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
@@ -103,7 +113,8 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     with logging_to_file(LOG_FILE) if interactive else contextlib.nullcontext() as log_file:
         async with answer_writer(settings) as writer, opened(settings) as it:
             await load_sample_if_empty(it.db.uow, it.catalog)
-            ctx = build_context(it.db, it.catalog, settings, writer)
+            lookup = await it.stack.enter_async_context(lookup_for(settings, it.db))
+            ctx = build_context(it.db, it.catalog, settings, writer, lookup)
             await run_console(
                 REGISTRY,
                 ctx,

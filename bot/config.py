@@ -130,6 +130,9 @@ class Settings(BaseSettings):
     arxiv_oai_url: str = Field(
         default="https://oaipmh.arxiv.org/oai", validation_alias="ARXIV_OAI_URL"
     )
+    arxiv_api_url: str = Field(  # papers by id, for /follow like (bot.arxiv.by_id)
+        default="https://export.arxiv.org/api/query", validation_alias="ARXIV_API_URL"
+    )
     arxiv_categories: Annotated[tuple[str, ...], NoDecode] = Field(
         default=DEFAULT_CATEGORIES, validation_alias="ARXIV_CATEGORIES"
     )

@@ -196,6 +196,7 @@ class SubscriptionKind(enum.StrEnum):
     TOPIC = "topic"  # a catalog topic, by slug
     QUERY = "query"  # a custom query in the topic query language
     AUTHOR = "author"  # a followed author, by canonical name (`bot.topics.authors`)
+    LIKE = "like"  # papers like a set, by the set's tag (`bot.topics.like`, table like_sets)
 
 
 @dataclass(frozen=True, slots=True)

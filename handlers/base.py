@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from rapidfuzz import process
 
 from bot.domain import Chat, Command, DigestMode, Reply, Role
-from bot.ports import AnswerWriter, Clock, UnitOfWork
+from bot.ports import AnswerWriter, Clock, PaperLookup, UnitOfWork
 from bot.topics.catalog import Catalog
 from bot.topics.chat_times import WEEKDAYS, next_digest_at
 from bot.topics.query_tree import MAX_QUERY_CHARS
@@ -55,6 +55,8 @@ class Context:
     # spend per UTC day across processes (Settings; `handlers.ask_llm`).
     answer_writer: AnswerWriter | None = None
     llm_daily_tokens: int = 0
+    # arXiv's papers by id, for /follow like (None: only papers already stored can be named).
+    paper_lookup: PaperLookup | None = None
 
 
 Handler = Callable[[Command, Context], Awaitable[Reply]]

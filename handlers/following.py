@@ -3,7 +3,7 @@ in the overview of `handlers.overview`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bot.domain import Action, Button, Command, Reply, Subscription, SubscriptionKind
 from handlers.base import CommandSpec, Context
@@ -19,7 +19,11 @@ def _shorten(text: str, width: int = LIST_LINE) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _list_line(sub: Subscription) -> str:
+def _list_line(sub: Subscription, thresholds: Mapping[str, float]) -> str:
+    if sub.kind is SubscriptionKind.LIKE:
+        found = thresholds.get(sub.tag)
+        shown = f" (similarity above {found:.2f})" if found is not None else ""
+        return "• " + _shorten(sub.label, LIST_LINE - len(shown)) + shown
     if sub.kind is SubscriptionKind.TOPIC:
         return "• " + _shorten(sub.label)
     if sub.kind is SubscriptionKind.AUTHOR:
@@ -27,15 +31,19 @@ def _list_line(sub: Subscription) -> str:
     return "• your query: " + _shorten(sub.target)
 
 
-def following_lines(subs: Sequence[Subscription], page: int = 1) -> tuple[str, ...]:
-    """What a chat follows, one page (`page` within the list): what /list shows."""
+def following_lines(
+    subs: Sequence[Subscription], page: int = 1, thresholds: Mapping[str, float] | None = None
+) -> tuple[str, ...]:
+    """What a chat follows, one page (`page` within the list): what /list shows;
+    `thresholds`: a followed set's tag -> its threshold (`handlers.like_follows`)."""
     if not subs:
         return ("You don't follow any topic yet.", f"Try: /follow {EXAMPLE_TOPIC}")
     pages = -(-len(subs) // LIST_PAGE)
     shown = subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]
     more = f": /list {page + 1} for more" if page < pages else "."
     footer = (f"Page {page} of {pages}{more}",) if pages > 1 else ()
-    return (f"You follow {len(subs)} topic(s):", *map(_list_line, shown), *footer)
+    lines = [_list_line(sub, thresholds or {}) for sub in shown]
+    return (f"You follow {len(subs)} topic(s):", *lines, *footer)
 
 
 async def list_(cmd: Command, ctx: Context) -> Reply:
@@ -46,11 +54,15 @@ async def list_(cmd: Command, ctx: Context) -> Reply:
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
+        thresholds = {}
+        for sub in subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]:
+            if sub.kind is SubscriptionKind.LIKE and (found := await uow.like_sets.get(sub.tag)):
+                thresholds[sub.tag] = found.threshold
     pages = -(-len(subs) // LIST_PAGE)
     if subs and page > pages:  # with nothing followed, every page says so
         return usage_error(LIST.usage, f"There is no page {page}: the list has {pages}.")
     return Reply(
-        lines=following_lines(subs, page),
+        lines=following_lines(subs, page, thresholds),
         buttons=tuple(
             (Button(_shorten(f"Unfollow {s.label}", 60), Action.UNFOLLOW, s.tag),)
             for s in subs[(page - 1) * LIST_PAGE : page * LIST_PAGE]

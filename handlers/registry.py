@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from bot.domain import Command, Reply
 from handlers.ask import ASK
-from handlers.author_follows import FOLLOW, UNFOLLOW
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
 from handlers.feedback import FEEDBACK, FILTER, LESS, MORE
 from handlers.following import LIST
+from handlers.like_follows import FOLLOW, UNFOLLOW
 from handlers.search import SEARCH
 from handlers.settings import DIGEST, MUTE, MUTED, PAUSE, QUIET, RESUME, TIMEZONE, UNMUTE
 from handlers.status import status

@@ -75,9 +75,8 @@ def unstorable_query(error: QueryError) -> Reply:
 
 def over_limit(kind: SubscriptionKind, limit: int) -> Reply:
     """The refusal of a follow beyond the chat's limit, with the way to make room."""
-    what = {SubscriptionKind.TOPIC: "catalog topics", SubscriptionKind.AUTHOR: "authors"}.get(
-        kind, "own queries"
-    )
+    names = {"topic": "catalog topics", "author": "authors", "like": "sets of papers"}
+    what = names.get(kind.value, "own queries")
     return Reply.text(
         f"This chat already follows {limit} {what}, the most it may. Nothing was changed.",
         "To make room, /unfollow one of them; /list shows them.",

@@ -14,6 +14,7 @@ from sqlalchemy import (
     CheckConstraint,
     Date,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -298,6 +299,20 @@ class ProcessRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     started_at: Mapped[datetime] = mapped_column()
     seen_at: Mapped[datetime] = mapped_column()
+
+
+class LikeSetRow(Base):
+    """A "papers like these" set (`bot.topics.like`): its arXiv ids, its stored profile (the
+    pruned centroid and members, JSON) and its calibrated threshold, by the set's paper tag,
+    which the LIKE subscriptions to it carry (one row however many chats follow the set)."""
+
+    __tablename__ = "like_sets"
+
+    tag: Mapped[str] = mapped_column(String(128), primary_key=True)
+    arxiv_ids: Mapped[str] = mapped_column(Text)  # JSON list, in the order given
+    profile: Mapped[str] = mapped_column(Text)  # `LikeProfile.to_json`
+    threshold: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class LlmBudgetRow(Base):

@@ -18,6 +18,7 @@ from typing import Self
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.feedback_votes import FeedbackRepository
+from storage.like_sets import LikeSetRepository
 from storage.llm_budget import LlmBudgetRepository
 from storage.momentum_counts import MomentumRepository
 from storage.outbox import OutboxRepository
@@ -45,6 +46,7 @@ class UnitOfWork:
     processes: ProcessRepository
     llm_budget: LlmBudgetRepository
     feedback: FeedbackRepository
+    like_sets: LikeSetRepository
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
@@ -74,6 +76,7 @@ class UnitOfWork:
         self.processes = ProcessRepository(session)
         self.llm_budget = LlmBudgetRepository(session)
         self.feedback = FeedbackRepository(session)
+        self.like_sets = LikeSetRepository(session)
         return self
 
     async def __aexit__(

@@ -14,6 +14,8 @@ record defined here, never an ORM row.
 - `feedback_store`: a chat's 👍/👎 votes and its learned model;
 - `outbox_store`: the outbox, whose claim and batch semantics only storage implements;
 - `messaging`: the `Messenger` every chat platform implements, and the errors it raises;
+- `papers_like`: the "papers like these" sets (`LikeSetStore`) and arXiv's papers by id
+  (`PaperLookup`, implemented in `bot.arxiv.by_id`);
 - `language_model`: the optional model /ask may write with (`AnswerWriter`, its errors), and
   the daily token budget it spends (`TokenBudgetStore`).
 
@@ -42,6 +44,7 @@ from bot.ports.messaging import (
     Transient,
 )
 from bot.ports.outbox_store import OutboxStore
+from bot.ports.papers_like import LikeSet, LikeSetStore, PaperLookup, PaperLookupError
 from bot.ports.stores import (
     ChatStore,
     MomentumStore,
@@ -63,10 +66,14 @@ __all__ = [
     "Clock",
     "DeliveryError",
     "FeedbackStore",
+    "LikeSet",
+    "LikeSetStore",
     "Messenger",
     "MomentumStore",
     "MuteStore",
     "OutboxStore",
+    "PaperLookup",
+    "PaperLookupError",
     "PaperSearch",
     "PaperStore",
     "Permanent",

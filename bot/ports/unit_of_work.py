@@ -11,6 +11,7 @@ from bot.ports.language_model import TokenBudgetStore
 
 # The repository protocols are needed at run time: tests read the properties' types.
 from bot.ports.outbox_store import OutboxStore
+from bot.ports.papers_like import LikeSetStore
 from bot.ports.stores import (
     ChatStore,
     MomentumStore,
@@ -59,6 +60,7 @@ class UnitOfWork(Protocol):
     def llm_budget(self) -> TokenBudgetStore: ...
     @property
     def feedback(self) -> FeedbackStore: ...
+    def like_sets(self) -> LikeSetStore: ...
 
     async def __aenter__(self) -> Self: ...
 

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from importlib import resources
@@ -21,8 +21,11 @@ from bot.metrics import Metrics
 from bot.ports import UnitOfWork
 from bot.topics.authors import AuthorIndex, author_patterns
 from bot.topics.catalog import Catalog
+from bot.topics.document import Document
+from bot.topics.like import LikeIndex, LikeProfile, stored_profiles
 from bot.topics.tag_rules import FollowedText, build_tagger
 from bot.topics.tagger import Tagger
+from bot.topics.text_model import paper_vector
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +88,7 @@ async def store(
     if catalog is not None and touched:
         queries = await uow.subscriptions.query_targets()
         authors = await uow.subscriptions.query_targets(SubscriptionKind.AUTHOR)
+        likes = await _followed_sets(uow)
         fresh = [paper for paper in normalised if paper.arxiv_id in touched]
         names = [target for target, _ in authors]
         # Compiling and matching are pure CPU: a worker thread keeps the chats answered,
@@ -95,7 +99,7 @@ async def store(
         indexing = asyncio.ensure_future(uow.search.index_new())
         try:
             tags, seconds = await asyncio.to_thread(
-                _timed_rule_tags, catalog, queries, fresh, names
+                _timed_rule_tags, catalog, queries, fresh, names, likes
             )
         finally:
             await indexing
@@ -115,19 +119,40 @@ async def store(
     )
 
 
+async def _followed_sets(uow: UnitOfWork) -> dict[str, LikeProfile]:
+    """The "papers like these" sets active chats follow, by tag (`bot.topics.like`)."""
+    return stored_profiles((s.tag, s.profile, s.threshold) for s in await uow.like_sets.followed())
+
+
 def rule_tags(
     catalog: Catalog,
     queries: Sequence[FollowedText],
     papers: Sequence[Paper],
     authors: Sequence[str] = (),
+    likes: Mapping[str, LikeProfile] | None = None,
 ) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(arxiv id, tag, why) for every catalog rule, followed query and followed author
-    (canonical name, `bot.topics.authors`) each paper matches; a followed query that does
-    not compile is skipped (logged by `build_tagger`)."""
+    """(arxiv id, tag, why) for every catalog rule, followed query, followed author
+    (canonical name, `bot.topics.authors`) and followed set of papers (tag -> profile,
+    `bot.topics.like`) each paper matches; a followed query that does not compile is
+    skipped (logged by `build_tagger`)."""
     tagger = build_tagger(catalog, queries)
     index = AuthorIndex(author_patterns(authors))
+    return _tags(tagger, index, LikeIndex(likes or {}), papers)
+
+
+def _tags(
+    tagger: Tagger, index: AuthorIndex, like: LikeIndex, papers: Sequence[Paper]
+) -> list[tuple[str, str, tuple]]:
+    """(arxiv id, tag, why) of the papers' rule tags: catalog topics and followed queries,
+    followed authors, and the followed sets each is like (scored all at once, the paper's
+    words read once for the rules and the sets)."""
+    docs = [Document.from_paper(paper) for paper in papers]
+    vectors = [paper_vector(doc) for doc in docs] if len(like) else [{} for _ in papers]
+    likes = like.tag_many(papers, vectors)
     return [
-        (paper.arxiv_id, key, why) for paper in papers for key, why in _tags(tagger, index, paper)
+        (paper.arxiv_id, key, why)
+        for paper, doc, similar in zip(papers, docs, likes, strict=True)
+        for key, why in (tagger.tag(doc) | index.tag(paper) | similar).items()
     ]
 
 
@@ -136,16 +161,12 @@ def _timed_rule_tags(
     queries: Sequence[FollowedText],
     papers: Sequence[Paper],
     authors: Sequence[str],
+    likes: Mapping[str, LikeProfile],
 ) -> tuple[list[tuple[str, str, tuple[str, ...]]], float]:
     """`rule_tags`, and the seconds it took."""
     started = time.perf_counter()
-    tags = rule_tags(catalog, queries, papers, authors)
+    tags = rule_tags(catalog, queries, papers, authors, likes)
     return tags, time.perf_counter() - started
-
-
-def _tags(tagger: Tagger, index: AuthorIndex, paper: Paper) -> Iterable[tuple[str, tuple]]:
-    """A paper's rule tags: its catalog topics and followed queries, then followed authors."""
-    return (tagger.tag(paper) | index.tag(paper)).items()
 
 
 async def store_papers(
@@ -254,8 +275,10 @@ async def retag(
         total = await uow.papers.count()
         queries = await uow.subscriptions.query_targets()
         authors = await uow.subscriptions.query_targets(SubscriptionKind.AUTHOR)
+        likes = await _followed_sets(uow)
     tagger = build_tagger(catalog, queries)
     index = AuthorIndex(author_patterns(target for target, _ in authors))
+    like = LikeIndex(likes)
     on_total(total)
     after: str | None = None
     tags = 0
@@ -264,9 +287,9 @@ async def retag(
             page = await uow.papers.page(after, page_size)
             if not page:
                 break
-            triples = [(p.arxiv_id, key, why) for p in page for key, why in _tags(tagger, index, p)]
+            triples = _tags(tagger, index, like, page)
             tags += await uow.papers.replace_rule_tags([p.arxiv_id for p in page], triples)
             await uow.commit()
         after = page[-1].arxiv_id
         on_page(len(page))
-    return RetagResult(papers=total, rules=len(tagger) + len(index), tags=tags)
+    return RetagResult(papers=total, rules=len(tagger) + len(index) + len(like), tags=tags)

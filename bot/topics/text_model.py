@@ -32,6 +32,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from bot.topics.document import ABSTRACT, TITLE, Document
@@ -56,25 +57,40 @@ def _idf(key: str, shares: Mapping[str, float]) -> float:
     return -math.log(shares.get(key, RARE_SHARE))
 
 
+#: A pair whose rarer word is this common (idf below) is two common words ("of the").
+_PAIR_IDF = -math.log(COMMON_SHARE) * 0.5
+
+
+@lru_cache(maxsize=1 << 17)  # a day's words recur across its papers
+def _key_weights(key: str) -> tuple[bool, float]:
+    """(does `key` count on its own, its idf) for a key longer than one character."""
+    shares = word_frequencies()
+    return shares.get(key, 0.0) <= COMMON_SHARE, _idf(key, shares)
+
+
 def paper_vector(item: Paper | Document) -> Vector:
     """The unit-length TF-IDF vector of a paper's title and abstract (see the module doc)."""
     doc = item if isinstance(item, Document) else Document.from_paper(item)
-    shares = word_frequencies()
-    counts: Counter[str] = Counter()
+    counts: dict[str, float] = {}
+    idfs: dict[str, float] = {}
     for field, weight in ((TITLE, TITLE_WEIGHT), (ABSTRACT, 1.0)):
-        keys = doc.tokens[field]
-        for index, key in enumerate(keys):
-            if len(key) > 1 and shares.get(key, 0.0) <= COMMON_SHARE:
-                counts[key] += weight
-            if index and len(key) > 1 and len(keys[index - 1]) > 1:
-                counts[f"{keys[index - 1]} {key}"] += weight
-    vector: Vector = {}
-    for feature, count in counts.items():
-        first, _, second = feature.partition(" ")
-        idf = min(_idf(first, shares), _idf(second, shares)) if second else _idf(first, shares)
-        if second and idf < -math.log(COMMON_SHARE) * 0.5:
-            continue  # a pair of two common words ("of the", "we propose") says nothing
-        vector[feature] = (1.0 + math.log(count)) * idf
+        before: tuple[str, float] | None = None  # the previous key, if it was longer than 1
+        for key in doc.tokens[field]:
+            if len(key) < 2:
+                before = None
+                continue
+            alone, idf = _key_weights(key)
+            if alone:
+                counts[key] = counts.get(key, 0.0) + weight
+                idfs[key] = idf
+            if before is not None:
+                pair_idf = min(before[1], idf)
+                if pair_idf >= _PAIR_IDF:  # else two common words ("of the", "we propose")
+                    pair = f"{before[0]} {key}"
+                    counts[pair] = counts.get(pair, 0.0) + weight
+                    idfs[pair] = pair_idf
+            before = (key, idf)
+    vector = {feature: (1.0 + math.log(count)) * idfs[feature] for feature, count in counts.items()}
     return normalized(vector)
 
 

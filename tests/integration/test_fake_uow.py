@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from bot.domain import ChatKind, ChatRef, Paper, Platform, PollState, SubscriptionKind
-from bot.ports import UnitOfWork
+from bot.ports import LikeSet, UnitOfWork
 from bot.topics.learned import ChatModel
 from bot.topics.spike_rule import AlertState
 from storage.database import Database
@@ -325,4 +325,37 @@ async def test_the_fake_keeps_votes_as_storage_does(db: Database) -> None:
     fake.seed_papers(*PAPERS)
     real, faked = await _voted(db.uow), await _voted(fake.uow)
     assert real[:6] == [None, 1, None, None, "LookupError", "ValueError"]
+    assert faked == real
+
+
+async def _liked(uow_factory: Callable[[], UnitOfWork]) -> list[Any]:
+    """The same "papers like these" calls on any unit of work (`bot.ports.LikeSetStore`)."""
+    first = LikeSet("l:b", ("2603.00001", "hep-th/9901001"), '{"centroid":{}}', 0.12)
+    second = LikeSet("l:a", ("2603.00002",), "{}", 0.09)
+    said: list[Any] = []
+    async with uow_factory() as uow:
+        alice = await uow.chats.get_or_create(ALICE)
+        group = await uow.chats.get_or_create(GROUP, ChatKind.GROUP)
+        await uow.like_sets.save(first)
+        await uow.like_sets.save(second)
+        await uow.like_sets.save(dataclasses.replace(first, threshold=0.2))
+        await uow.subscriptions.add(alice.id, SubscriptionKind.LIKE, "l:b", "Papers like B", "l:b")
+        await uow.subscriptions.add(group.id, SubscriptionKind.LIKE, "l:a", "Papers like A", "l:a")
+        await uow.subscriptions.add(alice.id, SubscriptionKind.LIKE, "l:a", "Papers like A", "l:a")
+        said.append([await uow.like_sets.get(t) for t in ("l:a", "l:b", "l:c")])
+        said.append(await uow.like_sets.followed())
+        await uow.chats.set_active(alice.id, False)
+        said.append(await uow.like_sets.followed())
+        await uow.subscriptions.remove(group.id, SubscriptionKind.LIKE, "l:a")
+        said.append(await uow.like_sets.followed())
+        await uow.commit()
+    async with uow_factory() as uow:
+        said.append(await uow.like_sets.get("l:b"))
+    return said
+
+
+async def test_the_fake_keeps_like_sets_as_storage_does(db: Database) -> None:
+    real, faked = await _liked(db.uow), await _liked(FakeDatabase().uow)
+    assert [s.tag for s in real[1]] == ["l:a", "l:b"] and [s.tag for s in real[2]] == ["l:a"]
+    assert real[3] == [] and real[4] is not None and real[4].threshold == 0.2
     assert faked == real

@@ -96,6 +96,7 @@ def test_every_repository_is_checked() -> None:
         "processes",
         "llm_budget",
         "feedback",
+        "like_sets",
     }
     assert ports_repositories - set(_repositories(FakeUnitOfWork)) == {"outbox", "processes"}
 
@@ -124,6 +125,7 @@ def test_every_port_method_of_a_repository_is_compared() -> None:
         "processes": [],
         "llm_budget": [],
         "feedback": [],
+        "like_sets": [],
     }
 
 

@@ -142,6 +142,8 @@ class FakeSlack(WebApiMethods, Waitable):
         self._messages: dict[tuple[str, str], dict] = {}
         self._home: dict[str, PublishedView] = {}
         self._files: dict[str, UploadedFile] = {}
+        self._shared: dict[str, bytes] = {}  # files people shared (`share_file`), by id
+        self.downloads: list[str] = []  # ids of shared files the app fetched
         self._response_uses: dict[str, int] = {}
         self._faults: list[_Fault] = []
         self._limit: tuple[float, float, int, tuple[str, ...]] | None = None
@@ -324,6 +326,22 @@ class FakeSlack(WebApiMethods, Waitable):
             published = self._home.get(user_id)
             return copy.deepcopy(published.view) if published else None
 
+    def share_file(self, name: str, content: bytes, *, size: int | None = None) -> dict:
+        """A file a person shares (put it in a `message` event's `files`): Slack's file
+        object, whose `url_private_download` serves `content` to the bot token only."""
+        with self._cond:
+            file_id = f"F0SHARED{len(self._shared):04d}"
+            self._shared[file_id] = content
+            return {
+                "id": file_id,
+                "name": name,
+                "mimetype": "text/plain",
+                "filetype": "text",
+                "size": len(content) if size is None else size,
+                "url_private": f"{self.url}/download/{file_id}",
+                "url_private_download": f"{self.url}/download/{file_id}",
+            }
+
     def _seen(self) -> str:
         return f"calls: {self._calls}"
 
@@ -332,6 +350,10 @@ class FakeSlack(WebApiMethods, Waitable):
         """Answer one request: kind "api" (name: the method), "response" or "upload" (name:
         the id in the URL)."""
         with self._cond:
+            if kind == "download":  # files.slack.com: the file to a bot token, else a 404
+                self.downloads.append(name)
+                found = self._shared.get(name) if token == self.bot_token else None
+                return Reply(200, found) if found is not None else Reply(404, "file_not_found")
             try:
                 if kind != "api":
                     return self._serve_url(kind, name, params, raw)

@@ -44,15 +44,15 @@ DEFAULT_RESPONSE_URL = "https://hooks.slack.com/commands/T0PAPERW1/1/fake"
 VERIFICATION_TOKEN = "fake-verification-token"  # Slack's deprecated `token` field
 
 JSON_FIELDS = ("blocks", "attachments", "view", "files", "metadata")
-_ROUTE = re.compile(r"/(api|response|upload)/([^/]+)")
+_ROUTE = re.compile(r"/(api|response|upload|download)/([^/]+)")
 
 
 @dataclass
 class Reply:
-    """One HTTP answer: a dict is sent as JSON, a str as text/plain."""
+    """One HTTP answer: a dict is sent as JSON, a str as text/plain, bytes as a file."""
 
     status: int
-    body: dict | str
+    body: dict | str | bytes
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -119,6 +119,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.dispatch(kind, name, token, params, raw)
         if isinstance(reply.body, dict):
             data, content_type = json.dumps(reply.body).encode(), "application/json; charset=utf-8"
+        elif isinstance(reply.body, bytes):
+            data, content_type = reply.body, "application/octet-stream"
         else:
             data, content_type = reply.body.encode(), "text/plain; charset=utf-8"
         self.send_response(reply.status)

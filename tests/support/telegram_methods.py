@@ -122,6 +122,7 @@ class BotApiMethods:
     _global_times: deque[float]
     _commands: dict[tuple[str, str], list[dict]]
     _file_ids: set[str]
+    _documents: dict[str, bytes]
     _sent: list[Sent]
     _answered: list[dict]
 
@@ -237,6 +238,18 @@ class BotApiMethods:
         return message
 
     # ----- methods --------------------------------------------------------------------------
+    def api_getfile(self, p: dict, files: dict) -> dict:
+        file_id = str(p.get("file_id") or "")
+        if file_id not in self._documents:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        content = self._documents[file_id]
+        return {
+            "file_id": file_id,
+            "file_unique_id": file_id[-8:],
+            "file_size": len(content),
+            "file_path": f"documents/{file_id}.bib",
+        }
+
     def api_getme(self, p: dict, files: dict) -> dict:
         flags = dict.fromkeys(["can_read_all_group_messages", "supports_inline_queries"], False)
         flags |= dict.fromkeys(["can_connect_to_business", "has_main_web_app"], False)

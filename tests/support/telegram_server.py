@@ -105,6 +105,8 @@ class FakeTelegram(BotApiMethods, Waitable):
         self._global_times: deque[float] = deque()
         self._commands: dict[tuple[str, str], list[dict]] = {}
         self._file_ids: set[str] = set()
+        self._documents: dict[str, bytes] = {}  # file_id -> content (`push_document`)
+        self.downloads: list[str] = []  # file paths fetched
         self._sent: list[Sent] = []
         self._rejected: list[Rejected] = []
         self._calls: list[str] = []
@@ -119,7 +121,7 @@ class FakeTelegram(BotApiMethods, Waitable):
 
     def start(self) -> FakeTelegram:
         """Listen on a free port of 127.0.0.1 in a background thread."""
-        server = WireServer(self.dispatch)
+        server = WireServer(self.dispatch, self._download)
         self._server, self.url = server, f"http://127.0.0.1:{server.server_address[1]}"
         threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
         return self
@@ -181,6 +183,47 @@ class FakeTelegram(BotApiMethods, Waitable):
                 message["entities"] = entities
             self._messages[(chat_id, message_id)] = message
             return self._queue({kind: message})
+
+    def push_document(
+        self,
+        chat_id: int,
+        file_name: str,
+        content: bytes,
+        *,
+        caption: str | None = None,
+        mime_type: str = "application/x-bibtex",
+        declared_size: int | None = None,
+        chat_type: str = "private",
+        user_id: int | None = None,
+    ) -> dict:
+        """Queue a message carrying a document (a file sent to the bot): its `file_size` is
+        `declared_size` or the content's; `getFile` and the download serve `content`."""
+        with self._cond:
+            chat = self._chat(chat_id, chat_type)
+            message_id = self._new_id(chat_id)
+            file_id = f"BQACAgIAAxkBAAI{len(self._documents):06d}"
+            self._documents[file_id] = content
+            message: dict[str, Any] = {"message_id": message_id, "date": int(time.time())}
+            message["chat"] = chat
+            message["from"] = self._user(_speaker(chat_id, user_id), None, False)
+            size = len(content) if declared_size is None else declared_size
+            message["document"] = {
+                "file_id": file_id,
+                "file_unique_id": file_id[-8:],
+                "file_name": file_name,
+                "mime_type": mime_type,
+                "file_size": size,
+            }
+            if caption is not None:
+                message["caption"] = caption
+            self._messages[(chat_id, message_id)] = message
+            return self._queue({"message": message})
+
+    def _download(self, token: str, path: str) -> bytes | None:
+        with self._cond:
+            self.downloads.append(path)
+            file_id = path.removeprefix("documents/").removesuffix(".bib")
+            return self._documents.get(file_id)
 
     def push_update(self, update: dict) -> dict:
         """Queue any raw update (an update_id is assigned when missing) and return it."""

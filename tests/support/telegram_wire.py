@@ -25,7 +25,10 @@ BOOL_FIELDS = {"disable_web_page_preview", "disable_notification", "show_alert"}
 BOOL_FIELDS |= {"drop_pending_updates", "protect_content", "has_spoiler"}
 
 Dispatch = Callable[[str | None, str, dict, dict], tuple[int, dict]]
+# A file download (`/file/bot<token>/<file_path>`): the file's bytes, or None (404).
+Download = Callable[[str, str], bytes | None]
 _PATH = re.compile(r"/bot([^/]*)/([^/]*)")
+_FILE = re.compile(r"/file/bot([^/]*)/(.+)")
 
 
 class WireServer(ThreadingHTTPServer):
@@ -33,9 +36,10 @@ class WireServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, dispatch: Dispatch) -> None:
+    def __init__(self, dispatch: Dispatch, download: Download | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.dispatch = dispatch
+        self.download = download
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Stay quiet when a client hung up (a cancelled long poll); report anything else."""
@@ -97,6 +101,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         parts = urlsplit(self.path)
         body = read_body(self)
+        wanted = _FILE.fullmatch(parts.path)
+        if wanted is not None and self.server.download is not None:
+            self._send_file(self.server.download(wanted[1], wanted[2]))
+            return
         params: dict[str, Any] = dict(parse_qsl(parts.query, keep_blank_values=True))
         files: dict[str, Upload] = {}
         content_type = self.headers.get("Content-Type", "")
@@ -122,6 +130,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _send_file(self, content: bytes | None) -> None:
+        self.send_response(200 if content is not None else 404)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(content or b"")))
+        self.end_headers()
+        self.wfile.write(content or b"")
 
     do_GET = do_POST = _handle
 

@@ -37,7 +37,7 @@ from bot.domain import (
     Subscription,
     SubscriptionKind,
 )
-from bot.ports import OutboxStore, ProcessStore, UpsertResult
+from bot.ports import LikeSet, OutboxStore, ProcessStore, UpsertResult
 from bot.topics.document import Document
 from bot.topics.learned import ChatModel, Vote
 from bot.topics.momentum import Momentum
@@ -70,6 +70,7 @@ class _State:
     votes: dict[tuple[int, str], tuple[int, datetime]] = field(default_factory=dict)
     models: dict[int, ChatModel] = field(default_factory=dict)
     received: set[tuple[int, str]] = field(default_factory=set)
+    like_sets: dict[str, LikeSet] = field(default_factory=dict)  # by tag
 
     def new_id(self, table: str) -> int:
         self.last_id[table] = self.last_id.get(table, 0) + 1
@@ -473,6 +474,29 @@ class FakeFeedback:
         return [chat for _, chat in sorted(waiting)[:limit]]
 
 
+class FakeLikeSets:
+    """The "papers like these" sets, by tag."""
+
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    async def save(self, like_set: LikeSet) -> None:
+        self._state.like_sets[like_set.tag] = like_set
+
+    async def get(self, tag: str) -> LikeSet | None:
+        return self._state.like_sets.get(tag)
+
+    async def followed(self) -> Sequence[LikeSet]:
+        tags = {
+            sub.tag
+            for sub in self._state.subscriptions
+            if sub.kind == SubscriptionKind.LIKE
+            and (chat := self._state.chats.get(sub.chat_id)) is not None
+            and chat.active
+        }
+        return [self._state.like_sets[tag] for tag in sorted(tags & self._state.like_sets.keys())]
+
+
 def _not_faked(part: str) -> NoReturn:
     raise NotImplementedError(f"the fake unit of work has no {part}: test it on a database")
 
@@ -489,6 +513,7 @@ class FakeUnitOfWork:
     search: FakeSearch
     llm_budget: FakeLlmBudget
     feedback: FakeFeedback
+    like_sets: FakeLikeSets
 
     def __init__(self, database: FakeDatabase) -> None:
         self._database = database
@@ -502,6 +527,7 @@ class FakeUnitOfWork:
         self.search = FakeSearch(self.papers)
         self.llm_budget = FakeLlmBudget(work)
         self.feedback = FakeFeedback(work, self.papers)
+        self.like_sets = FakeLikeSets(work)
         return self
 
     async def __aexit__(

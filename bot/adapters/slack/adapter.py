@@ -32,6 +32,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from bot import buttons
 from bot.adapters.slack.ask_modal import CALLBACK_ID, EMPTY, INVALID, ask_view, read_submission
 from bot.adapters.slack.commands import SLASH_COMMAND, Origin, chat_key, origin, to_command
+from bot.adapters.slack.files import follow_payload, read_shared, shared_file
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.messenger import SlackMessenger
@@ -41,6 +42,7 @@ from bot.domain import Action, Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import cannot_listen, connect_failure, host_of, unreachable
 from handlers.ask_about import GONE, topic_name
 from handlers.base import Context, Registry, RoleLookup
+from handlers.like_follows import bibtex_command
 from handlers.overview import overview
 from handlers.trends import momentum_chart
 
@@ -100,6 +102,7 @@ class SlackAdapter:
         self.app.action(re.compile(r"^pw_"))(self._on_button)
         self.app.view(CALLBACK_ID)(self._on_ask_submitted)
         self.app.event("app_home_opened")(self._on_home_opened)
+        self.app.event("message")(self._on_message)
 
     async def start(self, *, receive_updates: bool = True) -> None:
         mode = self._settings.slack_receive_mode() if receive_updates else "send-only"
@@ -306,6 +309,24 @@ class SlackAdapter:
             reply = Reply.text(INVALID, is_error=True)
         else:
             reply = await self._registry.dispatch(submitted.command, self._ctx)
+        await self._answer(where.chat, where.where, where.user, reply)
+
+    async def _on_message(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        """A file shared with the app: a BibTeX reading list to follow papers like
+        (`bot.adapters.slack.files`); other messages are not for the app."""
+        file = shared_file(event)
+        payload = follow_payload(event, body)
+        command = self._to_command(payload) if file is not None else None
+        if file is None or command is None:
+            return
+        where = origin(payload)
+        data = await read_shared(file, self._settings, self.client.proxy)
+        made = bibtex_command(data, command) if isinstance(data, bytes) else data
+        if isinstance(made, Reply):
+            reply = made
+        else:
+            lookup = self._lookup(where.user)
+            reply = await self._registry.dispatch(made, self._ctx, lookup_role=lookup)
         await self._answer(where.chat, where.where, where.user, reply)
 
     async def _on_home_opened(self, event: dict[str, Any], body: dict[str, Any]) -> None:

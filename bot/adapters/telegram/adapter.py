@@ -28,6 +28,7 @@ from telegram.ext import (
 from bot import buttons
 from bot.adapters.telegram.ask_prompt import EXPIRED, AskPrompts
 from bot.adapters.telegram.commands import chat_kind, to_command
+from bot.adapters.telegram.documents import document_command
 from bot.adapters.telegram.limits import MAX_IN_FLIGHT, TelegramRateLimiter
 from bot.adapters.telegram.messenger import TelegramMessenger, send
 from bot.adapters.telegram.render import popup, to_messages
@@ -38,6 +39,7 @@ from bot.domain import Action, Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import cannot_listen, unreachable
 from handlers.ask_about import ask_command
 from handlers.base import Context, Registry, RoleLookup, not_a_command
+from handlers.like_follows import bibtex_command, file_too_large
 from handlers.trends import momentum_chart
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,12 @@ async def _role_or_member(lookup: RoleLookup) -> Role:
     except Exception:
         log.warning("telegram role lookup failed; treated as a member", exc_info=True)
         return Role.MEMBER
+
+
+def _file_url(api_url: str) -> str:
+    """The Bot API's file URL beside its method URL: ".../bot" -> ".../file/bot"."""
+    base = api_url.rstrip("/")
+    return base.removesuffix("/bot") + "/file/bot" if base.endswith("/bot") else base + "/file/bot"
 
 
 def _unreached(exc: NetworkError) -> str:
@@ -87,6 +95,7 @@ class TelegramAdapter:
             Application.builder()
             .token(token)
             .base_url(settings.telegram_api_base_url)
+            .base_file_url(_file_url(settings.telegram_api_base_url))
             .request(AiohttpRequest(CONNECTION_POOL_SIZE))
             .get_updates_request(AiohttpRequest(1))
             .rate_limiter(self.limiter)
@@ -99,6 +108,7 @@ class TelegramAdapter:
         updates = filters.UpdateType.MESSAGE | filters.UpdateType.CHANNEL_POST
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self._on_migrate))
         app.add_handler(MessageHandler(updates & filters.TEXT, self._on_text))
+        app.add_handler(MessageHandler(updates & filters.Document.ALL, self._on_document))
         app.add_handler(CallbackQueryHandler(self._on_button))
         app.add_handler(ChatMemberHandler(self._on_membership, ChatMemberHandler.MY_CHAT_MEMBER))
         app.add_error_handler(self._on_error)
@@ -217,6 +227,31 @@ class TelegramAdapter:
             return  # groups: people talk to each other (or to other bots), not to us
         reply = await self._registry.dispatch(
             command, self._ctx, lookup_role=self._lookup(chat, user)
+        )
+        await self._reply(chat.id, reply)
+
+    async def _on_document(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        """A file sent to the bot: a BibTeX reading list to follow papers like
+        (`bot.adapters.telegram.documents`); a file over the limit is never fetched."""
+        message, chat = update.effective_message, update.effective_chat
+        command = document_command(
+            update,
+            bot_username=self.application.bot.username,
+            group_admins_only=self._settings.telegram_group_admins_only,
+        )
+        if command is None or message is None or message.document is None or chat is None:
+            return
+        refused = file_too_large(message.document.file_size)
+        if refused is not None:
+            await self._reply(chat.id, refused)
+            return
+        file = await message.document.get_file()
+        made = bibtex_command(bytes(await file.download_as_bytearray()), command)
+        if isinstance(made, Reply):
+            await self._reply(chat.id, made)
+            return
+        reply = await self._registry.dispatch(
+            made, self._ctx, lookup_role=self._lookup(chat, update.effective_user)
         )
         await self._reply(chat.id, reply)
 

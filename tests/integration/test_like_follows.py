@@ -1,0 +1,108 @@
+"""Papers like these on both databases: the like_sets table (migration 0017) and its store,
+a set followed from stored papers, new papers like it tagged at ingest and at retag,
+alerted, and explained by /why; inactive chats' sets drop out."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+
+import sqlalchemy as sa
+
+from bench.relevance_catalog import CATALOG_DIR, load_labels, load_split
+from bot.adapters.console import CONSOLE_CHAT, handle_line, render_reply
+from bot.domain import Paper, SubscriptionKind
+from bot.ports import LikeSet
+from bot.services.deliver import Deliverer
+from bot.services.ingest import retag
+from bot.topics.catalog import Catalog
+from bot.topics.like import like_tag
+from handlers.base import Context
+from handlers.registry import REGISTRY
+from storage.database import Database
+from tests.integration.test_delivery import START, Clock, Recorder, ingest, say
+
+LIKE = SubscriptionKind.LIKE
+
+
+@cache
+def positives(slug: str) -> tuple[Paper, ...]:
+    papers = load_split("dev")
+    labels = load_labels(CATALOG_DIR / "labels" / "dev" / f"{slug}.jsonl")
+    found = [papers[lb.arxiv_id] for lb in labels if lb.label]
+    return tuple(replace(p, announced=START.date()) for p in found)
+
+
+async def tables(db: Database) -> set[str]:
+    async with db.engine.connect() as conn:
+        return set(await conn.run_sync(lambda c: sa.inspect(c).get_table_names()))
+
+
+async def test_the_store_and_the_migration(db: Database) -> None:
+    first = LikeSet("l:1", ("2401.00001", "hep-th/9901001"), '{"centroid":{}}', 0.12)
+    async with db.uow() as uow:
+        await uow.like_sets.save(first)
+        await uow.like_sets.save(replace(first, threshold=0.2))  # replaced, not doubled
+        await uow.like_sets.save(LikeSet("l:2", ("2401.00002",), "{}", 0.1))
+        chat = await uow.chats.get_or_create(CONSOLE_CHAT)
+        await uow.subscriptions.add(chat.id, LIKE, "l:1", "Papers like “A”", "l:1")
+        await uow.commit()
+    async with db.uow() as uow:
+        assert await uow.like_sets.get("l:1") == replace(first, threshold=0.2)
+        assert await uow.like_sets.get("l:3") is None
+        assert [s.tag for s in await uow.like_sets.followed()] == ["l:1"]  # l:2: nobody
+        await uow.chats.set_active(chat.id, False)
+        await uow.commit()
+    async with db.uow() as uow:
+        assert await uow.like_sets.followed() == []
+    assert "like_sets" in await tables(db)
+    await db.downgrade("0014")
+    assert "like_sets" not in await tables(db)
+    await db.upgrade()
+    assert "like_sets" in await tables(db)
+
+
+async def test_a_set_tags_alerts_and_explains_new_papers(
+    db: Database, small_catalog: Catalog
+) -> None:
+    clock = Clock(START)
+    ctx = Context(uow=db.uow, catalog=small_catalog, clock=clock)
+    recorder = Recorder()
+    deliverer = Deliverer(db.uow, {"console": recorder}, small_catalog, clock=clock)
+    fl, sql = positives("federated-learning"), positives("text-to-sql")
+    await ingest(db, small_catalog, clock, *fl[:3])  # the set's papers, stored before
+    ids = [p.arxiv_id for p in fl[:3]]
+    followed = await say(ctx, "/follow like " + " ".join(ids))
+    assert followed.startswith("Now following Papers like “"), followed
+    tag = like_tag(ids)
+    listed = await say(ctx, "/list")
+    assert "Papers like “" in listed and "(similarity above 0." in listed
+    await say(ctx, "/digest instant")
+
+    await ingest(db, small_catalog, clock, *fl[3:13], *sql[:10])
+    like_them = [p.arxiv_id for p in fl[3:13] if tag in await tags_of(db, p.arxiv_id)]
+    assert len(like_them) >= 7
+    assert not [p for p in sql[:10] if tag in await tags_of(db, p.arxiv_id)]
+    why = (await tags_of(db, like_them[0]))[tag]
+    assert why[0].startswith("most like ") and any(i in why[0] for i in ids)
+    reply = await handle_line(f"/why {like_them[0]}", REGISTRY, ctx)
+    assert reply is not None
+    explained = render_reply(reply)
+    assert f"Papers like “{fl[0].title[:20]}" in explained and why[0] in explained
+
+    sent = await deliverer.drain()
+    assert sent == len(like_them)
+    assert all("Papers like “" in text for _, text in recorder.sent)
+
+    async with db.uow() as uow:
+        await uow.papers.replace_rule_tags(like_them, [])
+        await uow.commit()
+    assert [i for i in like_them if tag in await tags_of(db, i)] == []
+    result = await retag(db.uow, small_catalog)
+    assert result.papers == 23
+    assert [i for i in like_them if tag in await tags_of(db, i)] == like_them
+
+
+async def tags_of(db: Database, arxiv_id: str) -> dict[str, tuple[str, ...]]:
+    async with db.uow() as uow:
+        return dict(await uow.papers.tags_with_why(arxiv_id))
