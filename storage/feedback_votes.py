@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.outbox_payloads import AlertPayload, DigestPayload, OutboxKind, OutboxStatus
 from bot.topics.learned import ChatModel, Vote
-from storage.models import ChatModelRow, OutboxRow, PaperRow, VoteRow
+from storage.models import OutboxRow, PaperRow
+from storage.models_personal import ChatModelRow, VoteRow
 from storage.outbox_json import payload_from_json
 from storage.papers import PaperRepository
 from storage.repositories import chunks

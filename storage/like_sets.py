@@ -9,7 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import SubscriptionKind
 from bot.ports import LikeSet
-from storage.models import ChatRow, LikeSetRow, SubscriptionRow
+from storage.models import ChatRow, SubscriptionRow
+from storage.models_personal import LikeSetRow
 
 
 def _like_set(row: LikeSetRow) -> LikeSet:

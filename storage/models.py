@@ -14,7 +14,6 @@ from sqlalchemy import (
     CheckConstraint,
     Date,
     DateTime,
-    Float,
     ForeignKey,
     Index,
     Integer,
@@ -301,20 +300,6 @@ class ProcessRow(Base):
     seen_at: Mapped[datetime] = mapped_column()
 
 
-class LikeSetRow(Base):
-    """A "papers like these" set (`bot.topics.like`): its arXiv ids, its stored profile (the
-    pruned centroid and members, JSON) and its calibrated threshold, by the set's paper tag,
-    which the LIKE subscriptions to it carry (one row however many chats follow the set)."""
-
-    __tablename__ = "like_sets"
-
-    tag: Mapped[str] = mapped_column(String(128), primary_key=True)
-    arxiv_ids: Mapped[str] = mapped_column(Text)  # JSON list, in the order given
-    profile: Mapped[str] = mapped_column(Text)  # `LikeProfile.to_json`
-    threshold: Mapped[float] = mapped_column(Float)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-
-
 class LlmBudgetRow(Base):
     """Tokens spent on /ask's language model per UTC day, reserved before each call and
     settled after (`storage.llm_budget`), shared by every process on the database."""
@@ -325,34 +310,6 @@ class LlmBudgetRow(Base):
     tokens: Mapped[int] = mapped_column(Integer, default=0)
 
 
-class VoteRow(Base):
-    """A chat's 👍 (+1) or 👎 (-1) on a paper it was sent; a new vote replaces it (0016)."""
-
-    __tablename__ = "votes"
-    __table_args__ = (CheckConstraint("value IN (-1, 1)", name="up_or_down"),)
-
-    chat_id: Mapped[int] = mapped_column(
-        ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True
-    )
-    paper_id: Mapped[int] = mapped_column(
-        ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True
-    )
-    value: Mapped[int] = mapped_column(Integer)
-    voted_at: Mapped[datetime] = mapped_column()
-
-
-class ChatModelRow(Base):
-    """A chat's learned model (`bot.topics.learned`): its JSON (NULL while no topic has
-    enough votes), when it was trained, the newest vote it saw, its counts (0016)."""
-
-    __tablename__ = "chat_models"
-
-    chat_id: Mapped[int] = mapped_column(
-        ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True
-    )
-    model: Mapped[str | None] = mapped_column(Text)
-    trained_at: Mapped[datetime] = mapped_column()
-    last_vote_at: Mapped[datetime] = mapped_column()
-    up: Mapped[int] = mapped_column(Integer, default=0)
-    down: Mapped[int] = mapped_column(Integer, default=0)
-    taught: Mapped[list[Any]] = mapped_column(default=list)  # the tags it orders
+# The tables of personal relevance live in their own module; importing it here registers
+# them on `Base.metadata` wherever the models are loaded (Alembic, the schema tests).
+import storage.models_personal  # noqa: E402, F401
