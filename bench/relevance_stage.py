@@ -293,3 +293,52 @@ def cv_macro(cv: Mapping[str, Mapping]) -> dict[str, float | None]:
         "shipped": mean([c["stage" if c["shipped"] else "rule"]["f1"] for c in cv.values()]),
         "every_topic": mean([c["stage"]["f1"] for c in cv.values()]),
     }
+
+
+def shipped_record(path: Path | None = None) -> dict:
+    """The shipped file's content (`bot/topics/second_stage.json`, or `path`)."""
+    from importlib import resources
+
+    from bot.topics.second_stage import STAGE_FILE
+
+    if path is not None:
+        return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(resources.files("bot.topics").joinpath(STAGE_FILE).read_text("utf-8"))
+
+
+def print_stage_cv(content: Mapping, source: str) -> dict[str, object]:
+    """The cross-validated table: per labelled topic rule alone against rule + stage (out of
+    fold), whether the stage ships, macro-F1 and the worst five; returns the figures."""
+    cv = content["cv"]
+    print(f"\nsecond stage, {FOLDS}-fold cross-validation over dev days ({source}):")
+    if not cv:
+        print("  no cross-validated figures")
+        return {}
+    width = max(map(len, cv))
+    print(
+        f"{'topic':<{width}} {'rule P':>6} {'R':>5} {'F1':>5} | {'+stage P':>8} {'R':>5} "
+        f"{'F1':>5} {'gain':>6}  C      threshold  shipped"
+    )
+    for slug, c in sorted(cv.items()):
+        r, s = c["rule"], c["stage"]
+        threshold = "-" if c["threshold"] is None else f"{c['threshold']:+.2f}"
+        print(
+            f"{slug:<{width}} {r['precision']:6.2f} {r['recall']:5.2f} {r['f1']:5.3f} | "
+            f"{s['precision']:8.2f} {s['recall']:5.2f} {s['f1']:5.3f} {c['gain']:+6.3f}  "
+            f"{c['strength']:<6g} {threshold:>9}  {'yes' if c['shipped'] else 'no'}"
+        )
+    macro = content["cv_macro_f1"]
+    shipped = [slug for slug, c in cv.items() if c["shipped"]]
+    print(
+        f"macro-F1 (CV) over {len(cv)} topics: rule alone {macro['rule']:.4f}, with the "
+        f"shipped stages ({len(shipped)}) {macro['shipped']:.4f}, with every topic's stage "
+        f"{macro['every_topic']:.4f}"
+    )
+    ranked = sorted(cv, key=lambda s: (cv[s]["stage" if cv[s]["shipped"] else "rule"]["f1"], s))
+    print(
+        "worst five as shipped (CV): "
+        + ", ".join(
+            f"{s} {cv[s]['stage' if cv[s]['shipped'] else 'rule']['f1']:.3f}" for s in ranked[:5]
+        )
+    )
+    return {"macro_f1": macro, "shipped": sorted(shipped), "worst_five": ranked[:5]}
