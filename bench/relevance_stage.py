@@ -61,6 +61,9 @@ MIN_PAPERS = 2
 #: Scores a candidate outside the rule must reach to be tagged (None: never).
 ACCEPTS: tuple[float | None, ...] = (None, 0.0, 0.5, 1.0, 2.0)
 MIN_GAIN = 0.02
+#: Experimental rule-derived features (`examples(rule_features=True)`).
+TITLE_FEATURE = "[rule matches the title]"
+TERMS_FEATURE = "[rule terms matched]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +93,13 @@ def examples(
     catalog: Catalog,
     root: Path = CATALOG_DIR,
     candidates: Mapping[str, Callable[[Paper], bool]] | None = None,
+    rule_features: bool = False,
 ) -> dict[str, list[Example]]:
     """slug -> the topic's labelled dev papers as `Example`s (each paper vectorised once;
-    rule matches by the catalog's rules alone, no stage)."""
+    rule matches by the catalog's rules alone, no stage). With `rule_features` (an
+    experiment the shipped stage cannot compute), two more features say how central the
+    rule's words are: `TITLE_FEATURE` (the rule matches the title alone) and `TERMS_FEATURE`
+    (how many of its terms matched, up to 6, over 6)."""
     papers = load_split("dev", root)
     days = dev_days(root)
     tagger = rule_tagger(catalog, [t.slug for t in topics], stage=SecondStage({}))
@@ -100,6 +107,7 @@ def examples(
     docs = {i: Document.from_paper(papers[i]) for i in ids}
     vectors = {i: paper_vector(docs[i]) for i in ids}
     tags = {i: tagger.tag(docs[i]) for i in ids}
+    titles = {i: tagger.tag(_title_only(papers[i])) for i in ids} if rule_features else {}
     found = {}
     for topic in topics:
         rows = []
@@ -108,10 +116,17 @@ def examples(
             i = label.arxiv_id
             rule = topic.slug in tags[i]
             vector = vectors[i] | {RULE_FEATURE: 1.0 if rule else 0.0}
+            if rule_features:
+                vector[TITLE_FEATURE] = 1.0 if topic.slug in titles[i] else 0.0
+                vector[TERMS_FEATURE] = min(len(tags[i].get(topic.slug, ())), 6) / 6
             candidate = bool(wider and not rule and wider(papers[i]))
             rows.append(Example(i, label.label, rule, days[i], vector, candidate))
         found[topic.slug] = rows
     return found
+
+
+def _title_only(paper: Paper) -> Document:
+    return Document(paper.title, "", paper.author_names, paper.categories)
 
 
 def fit(rows: Sequence[Example], strength: float) -> LinearModel | None:

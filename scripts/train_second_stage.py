@@ -10,7 +10,9 @@
 topic's labelling screen (and focus, when the topic has one; tests/fixtures/relevance/
 catalog/topics/<slug>.toml) matches become candidates the model may accept above a score.
 It is an experiment: the screens are labelling tools, not catalog rules, so its output
-is never the shipped file.
+is never the shipped file. `--rule-features` is another: two more features saying how
+central the rule's words are (it matches the title alone; how many of its terms matched),
+which the shipped stage does not compute.
 
 For every topic labelled on dev (tests/fixtures/relevance/catalog/), it measures rule alone
 against rule + stage by cross-validation over announcement days, chooses the regularisation
@@ -62,14 +64,14 @@ def _matches_all(patterns: list[re.Pattern[str]], paper: Paper) -> bool:
     return all(p.search(text) for p in patterns)
 
 
-def build(only: list[str] | None, jobs: int, wider: bool = False) -> dict:
+def build(only: list[str] | None, jobs: int, wider: bool = False, central: bool = False) -> dict:
     catalog = load_catalog()
     topics, problems = labelled_topics("dev")
     if problems:
         raise SystemExit("label files that do not fit their pools: " + "; ".join(problems))
     topics = [t for t in topics if catalog.by_slug(t.slug) and (not only or t.slug in only)]
     candidates = wider_candidates([t.slug for t in topics]) if wider else None
-    rows = examples(topics, catalog, candidates=candidates)
+    rows = examples(topics, catalog, candidates=candidates, rule_features=central)
     work = [(t, rows[t.slug]) for t in topics]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         done = list(pool.map(_train, work))
@@ -99,10 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--check", action="store_true", help="fail if --out would change")
     parser.add_argument("--wider", action="store_true", help="recall experiment (see above)")
+    parser.add_argument("--rule-features", action="store_true", help="experiment (see above)")
     args = parser.parse_args(argv)
-    if args.wider and args.out == SHIPPED:
-        parser.error("--wider is an experiment: give --out another file")
-    content = build(args.topic, args.jobs, args.wider)
+    if (args.wider or args.rule_features) and args.out == SHIPPED:
+        parser.error("--wider and --rule-features are experiments: give --out another file")
+    content = build(args.topic, args.jobs, args.wider, args.rule_features)
     text = render(content)
     macro = content["cv_macro_f1"]
     print(

@@ -10,10 +10,13 @@ import pytest
 from bench.fixtures import ROOT
 from bench.relevance_catalog import Labelled, labelled_topics, load_split, rule_tagger
 from bench.relevance_stage import (
+    TERMS_FEATURE,
+    TITLE_FEATURE,
     Example,
     choose,
     deal,
     decide,
+    examples,
     fit,
     labels_sha256,
 )
@@ -146,3 +149,13 @@ def test_the_shipped_file_loads_fits_the_catalog_and_the_labels(catalog: Catalog
             cv["gain"] >= data["trained_from"]["min_gain"]
             and (cv["threshold"] is not None or cv["accept"] is not None)
         )
+
+
+def test_the_rule_features_experiment_says_where_the_rule_matched() -> None:
+    topic = _topic()
+    rows = {r.arxiv_id: r for r in examples([topic], load_catalog(), rule_features=True)[TOPIC]}
+    on = rows[ON_TOPIC].vector  # "hallucination" is in its title
+    assert on[TITLE_FEATURE] == 1.0 and 0 < on[TERMS_FEATURE] <= 1.0
+    off = rows[OFF_TOPIC].vector  # the word only in the abstract
+    assert off[TITLE_FEATURE] == 0.0 and off[RULE_FEATURE] == 1.0
+    assert all(r.vector[TERMS_FEATURE] == 0.0 for r in rows.values() if not r.rule)
