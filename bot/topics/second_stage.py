@@ -72,6 +72,10 @@ class TopicStage:
     model: LinearModel
     threshold: float
 
+    def score(self, vector: Mapping[str, float]) -> float:
+        """The model's score of a paper its rule matched (`RULE_FEATURE` is 1)."""
+        return self.model.score(vector) + self.model.weights.get(RULE_FEATURE, 0.0)
+
     def decide(self, vector: Mapping[str, float]) -> Decision:
         features = dict(vector)
         features[RULE_FEATURE] = 1.0
@@ -118,11 +122,11 @@ class SecondStage:
         vector = paper_vector(doc)
         reviewed = dict(tags)
         for slug in staged:
-            decision = self._stages[slug].decide(vector)
-            if decision.kept:
-                reviewed[slug] = (*tags[slug], decision.words())
+            stage = self._stages[slug]
+            if stage.score(vector) < stage.threshold:
+                del reviewed[slug]  # explained on demand (`decide`, `/why`), not stored
             else:
-                del reviewed[slug]
+                reviewed[slug] = (*tags[slug], stage.decide(vector).words())
         return reviewed
 
 

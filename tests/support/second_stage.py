@@ -9,6 +9,7 @@ from bench.relevance_catalog import labelled_topics
 from bench.relevance_stage import Example, examples, fit
 from bot.topics.catalog import load_catalog
 from bot.topics.second_stage import RULE_FEATURE, SecondStage, TopicStage
+from bot.topics.text_model import LinearModel
 
 TOPIC = "hallucination"
 # Real dev papers the Hallucination rule matches, read and labelled against its definition:
@@ -23,10 +24,17 @@ def stage_rows() -> tuple[Example, ...]:
 
 
 @cache
-def trained_stage() -> SecondStage:
-    """A Hallucination stage fitted on its dev labels, threshold between the two papers."""
+def stage_model() -> LinearModel:
+    """A Hallucination model fitted on all its dev labels, as the trainer fits one."""
     model = fit(stage_rows(), 30.0)
     assert model is not None
+    return model
+
+
+@cache
+def trained_stage() -> SecondStage:
+    """A Hallucination stage fitted on its dev labels, threshold between the two papers."""
+    model = stage_model()
     stage = TopicStage(TOPIC, model, 0.0)
     off, on = (stage.decide(text_vector(i)).score for i in (OFF_TOPIC, ON_TOPIC))
     assert off < on

@@ -27,12 +27,14 @@ from bot.topics.second_stage import (
     RULE_FEATURE,
     STAGE_FILE,
     SecondStage,
+    TopicStage,
     bundled_stage,
 )
 from tests.support.second_stage import (
     OFF_TOPIC,
     ON_TOPIC,
     TOPIC,
+    stage_model,
     stage_rows,
     text_vector,
     trained_stage,
@@ -159,3 +161,12 @@ def test_the_rule_features_experiment_says_where_the_rule_matched() -> None:
     off = rows[OFF_TOPIC].vector  # the word only in the abstract
     assert off[TITLE_FEATURE] == 0.0 and off[RULE_FEATURE] == 1.0
     assert all(r.vector[TERMS_FEATURE] == 0.0 for r in rows.values() if not r.rule)
+
+
+def test_the_fast_score_is_the_decisions_score() -> None:
+    stage = trained_stage()
+    for arxiv_id in (OFF_TOPIC, ON_TOPIC):
+        decision = stage.decide(TOPIC, text_vector(arxiv_id))
+        assert decision is not None
+        fast = TopicStage(TOPIC, stage_model(), decision.threshold).score(text_vector(arxiv_id))
+        assert fast == pytest.approx(decision.score, abs=1e-12)
