@@ -45,9 +45,11 @@ from pathlib import Path
 from bench.fixtures import DEVSET, daily_listing, read_paper_file
 from bench.harness import best_of
 from bot.topics.catalog import load_catalog
+from bot.topics.document import Document
 from bot.topics.second_stage import SecondStage, TopicStage, bundled_stage
 from bot.topics.tag_rules import catalog_rules
 from bot.topics.tagger import Tagger
+from bot.topics.text_model import paper_vector
 
 
 def rate(tagger: Tagger, papers: list, rounds: int = 5) -> float:
@@ -115,7 +117,10 @@ def with_stage(listing: list, rules: list, rounds: int = 5) -> dict[str, int]:
     print(f"second stage on the daily listing ({len(listing)} papers), alternating rounds:")
     for name, per_second in best.items():
         print(f"{name:>40}: {per_second:8,.0f} papers/s  {1e6 / per_second:6.1f} µs/paper")
-    return {name: round(value) for name, value in best.items()}
+    docs = [Document.from_paper(paper) for paper in listing]
+    vectors = len(docs) / best_of(rounds, lambda: [paper_vector(doc) for doc in docs])
+    print(f"{'paper_vector alone (tokenised papers)':>40}: {vectors:8,.0f} papers/s")
+    return {name: round(value) for name, value in best.items()} | {"vectors": round(vectors)}
 
 
 def instructions(papers: int = 300) -> dict[str, int]:
