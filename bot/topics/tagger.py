@@ -147,11 +147,6 @@ class Tagger:
                 tags[self._keys[rule]] = tuple(dict.fromkeys(why))
         return self._stage.review(doc, tags) if self._stage else tags
 
-    @property
-    def stage(self) -> SecondStage | None:
-        """The second stage applied to the rule tags, if any."""
-        return self._stage
-
     def tag_many(self, items: Iterable[Paper | Document]) -> list[Tags]:
         """`tag` for each item, in order."""
         return [self.tag(item) for item in items]
