@@ -20,6 +20,12 @@ edit costs, whatever the absolute figure on the day.
 
     .venv/bin/python -m bench.bench_tagger --instructions   # CPU instructions per paper
 
+The tagger timed is the one ingest uses (`catalog_tagger`: rules, then the shipped second
+stage of `bot.topics.second_stage`). A last section times the daily listing, in alternating
+rounds, with the rules alone, with the shipped stage, and with a stage on every labelled
+topic (fitted here from the dev labels, as scripts/train_second_stage.py fits one): what
+tagging would cost if every topic's stage were shipped.
+
 `--instructions` runs the tagging of the first 300 papers of the daily listing under valgrind's
 callgrind, and once more with none to subtract start-up: a count of instructions, not seconds,
 that is the same on a busy machine as on a quiet one (a code change is judged by it when the
@@ -39,8 +45,11 @@ from pathlib import Path
 from bench.fixtures import DEVSET, daily_listing, read_paper_file
 from bench.harness import best_of
 from bot.topics.catalog import load_catalog
+from bot.topics.document import Document
+from bot.topics.second_stage import SecondStage, TopicStage, bundled_stage
 from bot.topics.tag_rules import catalog_rules
 from bot.topics.tagger import Tagger
+from bot.topics.text_model import paper_vector
 
 
 def rate(tagger: Tagger, papers: list, rounds: int = 5) -> float:
@@ -63,7 +72,7 @@ def workload(name: str, papers: list, rules: list) -> dict[str, int]:
     print(f"{name}: {len(papers)} papers, {mean_chars:.0f} characters of title+abstract")
     figures: dict[str, int] = {}
     for label, subset in sizes.items():
-        per_second = rate(Tagger(subset), papers)
+        per_second = rate(Tagger(subset, stage=bundled_stage()), papers)
         figures[label.split()[0]] = round(per_second)
         print(f"{label:>10} rules: {per_second:8,.0f} papers/s  {1e6 / per_second:6.1f} µs/paper")
     return figures
@@ -80,6 +89,38 @@ def side_by_side(listing: list, rules: list, other: Path, rounds: int = 5) -> di
     print(f"side by side on the daily listing: this catalog {best['this']:,.0f} papers/s,")
     print(f"{other}: {best['other']:,.0f} papers/s; this one costs {1 / ratio - 1:+.1%} a paper")
     return {"this": round(best["this"]), "other": round(best["other"]), "ratio": round(ratio, 3)}
+
+
+def every_topic_stage() -> SecondStage:
+    """A stage on every labelled topic, fitted from the dev labels (threshold 0)."""
+    from bench.relevance_catalog import labelled_topics
+    from bench.relevance_stage import examples, fit
+
+    topics = labelled_topics("dev")[0]
+    rows = examples(topics, load_catalog())
+    models = {t.slug: fit(rows[t.slug], 30.0) for t in topics}
+    return SecondStage({s: TopicStage(s, m, 0.0) for s, m in models.items() if m is not None})
+
+
+def with_stage(listing: list, rules: list, rounds: int = 5) -> dict[str, int]:
+    """Best papers/s on the daily listing: rules alone, the shipped stage, every topic's."""
+    every = every_topic_stage()
+    taggers = {
+        "rules alone": Tagger(rules),
+        f"shipped stage ({len(bundled_stage())} topics)": Tagger(rules, stage=bundled_stage()),
+        f"a stage on all {len(every)} labelled topics": Tagger(rules, stage=every),
+    }
+    best = dict.fromkeys(taggers, 0.0)
+    for _ in range(rounds):
+        for name, tagger in taggers.items():
+            best[name] = max(best[name], rate(tagger, listing, rounds=1))
+    print(f"second stage on the daily listing ({len(listing)} papers), alternating rounds:")
+    for name, per_second in best.items():
+        print(f"{name:>40}: {per_second:8,.0f} papers/s  {1e6 / per_second:6.1f} µs/paper")
+    docs = [Document.from_paper(paper) for paper in listing]
+    vectors = len(docs) / best_of(rounds, lambda: [paper_vector(doc) for doc in docs])
+    print(f"{'paper_vector alone (tokenised papers)':>40}: {vectors:8,.0f} papers/s")
+    return {name: round(value) for name, value in best.items()} | {"vectors": round(vectors)}
 
 
 def instructions(papers: int = 300) -> dict[str, int]:
@@ -120,6 +161,7 @@ def main() -> None:
     }
     full = figures["daily_listing"]["all"]
     print(f"full catalog on a daily listing: {full:,} papers/s (goal >= 5,000)")
+    figures["second_stage"] = with_stage(listing, rules)
     print(json.dumps({"rules": len(rules), "papers_per_s": figures}))
 
 

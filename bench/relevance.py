@@ -9,6 +9,7 @@ Run from the repository root:
     .venv/bin/python -m bench.relevance --holdout       # also held-out (logged in HOLDOUT_LOG.md)
     .venv/bin/python -m bench.relevance --write-figures # dev figures -> catalog/figures.json
     .venv/bin/python -m bench.relevance --freeze        # once labelling is done -> FROZEN.json
+    .venv/bin/python -m bench.relevance --stage-cv      # recompute the second stage's CV table
 
 It prints, then ends with one JSON line holding every figure:
 
@@ -20,7 +21,12 @@ It prints, then ends with one JSON line holding every figure:
    controls, and the unlabelled hits of the current rule (bench/relevance_unlabelled.py);
    macro-F1 and the worst five topics; with --holdout the same on the held-out split;
 3. tags per paper on real daily listings, topics on more than 15% of one, and agreement
-   with the seed page's curated tags counting its "+N" (bench/relevance_tags.py).
+   with the seed page's curated tags counting its "+N" (bench/relevance_tags.py);
+4. the second stage (bot/topics/second_stage.py): per labelled topic, rule alone against
+   rule + stage by cross-validation over dev days, as the trainer recorded it in the shipped
+   second_stage.json (--stage-cv recomputes it, a few minutes; bench/relevance_stage.py).
+   The tagger measured everywhere above is the shipped one, stage included: its dev figures
+   are in-sample for the stage, the cross-validated ones are not.
 
 Held-out figures are computed only with --holdout; each such run is appended to
 HOLDOUT_LOG.md and refuses to run when the held-out files differ from FROZEN.json
@@ -65,6 +71,7 @@ from bench.relevance_report import (
     print_tags,
     topic_report,
 )
+from bench.relevance_stage import print_stage_cv, shipped_record, train
 from bench.relevance_tags import measure_tags
 from bench.relevance_unlabelled import unlabelled_hits
 from bot.topics.catalog import Catalog, load_catalog
@@ -150,6 +157,9 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--holdout", action="store_true", help="also the held-out split (logged)")
     what.add_argument("--write-figures", action="store_true", help="write figures.json (dev)")
     what.add_argument("--freeze", action="store_true", help="write FROZEN.json")
+    what.add_argument(
+        "--stage-cv", action="store_true", help="recompute the second stage's CV (dev, slow)"
+    )
     parser.add_argument("--force", action="store_true", help="--freeze over a different one")
     parser.add_argument(
         "--fold", choices=FOLDS, help="dev figures (and --topic) of the tune or check days alone"
@@ -198,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     catalog_sha = holdout_rules.sha256(args.catalog or BUNDLED_CATALOG)
     if args.freeze:
         return _freeze(args.force)
+    if args.stage_cv:
+        content = train(catalog, catalog_sha)
+        figures = print_stage_cv(content, "recomputed")
+        print(json.dumps({"stage_cv": figures | {"topics": content["cv"]}}, sort_keys=True))
+        return 0
     if args.topic:
         return topic_report(catalog, args.topic, args.fold)
     if args.fold:
@@ -224,13 +239,14 @@ def main(argv: list[str] | None = None) -> int:
     print_catalog(dev, held)
     tags = measure_tags(catalog, rule_tagger(catalog))
     print_tags(tags)
+    stage = print_stage_cv(shipped_record(), "as recorded in bot/topics/second_stage.json")
     if held is not None:
         line = holdout_rules.log_consultation(catalog_sha, held["macro_f1"], len(held["topics"]))
         print(f"held-out consultation logged in {holdout_rules.HOLDOUT_LOG.name}: {line.strip()}")
     met = goals(figures, dev, held, tags)
     print_goals(met)
     figures |= {"catalog_sha256": catalog_sha, "catalog_dev": dev, "catalog_holdout": held}
-    print(json.dumps(figures | {"tags": tags, "goals": met}, sort_keys=True))
+    print(json.dumps(figures | {"tags": tags, "goals": met, "stage_cv": stage}, sort_keys=True))
     return 0
 
 

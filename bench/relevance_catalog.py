@@ -28,7 +28,8 @@ from bench.fixtures import FIXTURES, json_records, read_paper_file
 from bench.relevance_flagship import Scores
 from bot.domain import Paper
 from bot.topics.catalog import Catalog
-from bot.topics.tag_rules import catalog_rules
+from bot.topics.second_stage import SecondStage
+from bot.topics.tag_rules import catalog_tagger
 from bot.topics.tagger import Tagger
 
 CATALOG_DIR = FIXTURES / "relevance" / "catalog"
@@ -183,11 +184,12 @@ def load_split(split: str, root: Path = CATALOG_DIR) -> dict[str, Paper]:
     return {paper.arxiv_id: paper for paper in read_paper_file(root / f"{split}.jsonl.gz")}
 
 
-def rule_tagger(catalog: Catalog, slugs: Iterable[str] | None = None) -> Tagger:
-    """The tagger the bot uses for the catalog (`catalog_rules` + `Tagger`), limited to
-    `slugs` when given: each rule matches on its own, so a subset tags exactly alike."""
-    wanted = None if slugs is None else set(slugs)
-    return Tagger((k, q) for k, q in catalog_rules(catalog) if wanted is None or k in wanted)
+def rule_tagger(
+    catalog: Catalog, slugs: Iterable[str] | None = None, stage: SecondStage | None = None
+) -> Tagger:
+    """The tagger the bot uses for the catalog (`catalog_tagger`: rules and the shipped
+    second stage, or `stage`), limited to `slugs` when given."""
+    return catalog_tagger(catalog, slugs, stage=stage)
 
 
 def evaluate(topic: Labelled, hits: Mapping[str, bool]) -> dict[str, object]:

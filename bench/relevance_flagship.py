@@ -29,6 +29,7 @@ from bench.fixtures import DEVSET, FIXTURES, json_records
 from bot.domain import Author, Paper
 from bot.services.ingest import paper_from_json
 from bot.topics.catalog import Catalog, load_catalog
+from bot.topics.tag_rules import catalog_tagger
 from bot.topics.tagger import Tagger
 
 FLAGSHIP = "rl-for-llm-agents"
@@ -160,7 +161,7 @@ def measure(
     holdout: Path | None = HOLDOUT,
 ) -> dict[str, object]:
     catalog = catalog or load_catalog()
-    tagger = Tagger.from_topics(catalog.topics)
+    tagger = catalog_tagger(catalog)  # what ingest tags with (rules, then the second stage)
     flagship = catalog.by_slug(FLAGSHIP)
     if flagship is None:
         raise SystemExit(f"the catalog has no topic {FLAGSHIP!r}")

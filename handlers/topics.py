@@ -6,6 +6,7 @@ from bot.domain import Action, Button, Command, Reply, Section, paper_key
 from bot.topics.card import paper_item, tag_name
 from bot.topics.content import ask_button
 from bot.topics.resolve import resolve_topic, search
+from bot.topics.tag_rules import stage_refusals
 from handlers.base import CommandSpec, Context
 from handlers.feedback import why_section
 from handlers.subscriptions import subscription_tag, unknown_topic
@@ -97,6 +98,11 @@ async def why(cmd: Command, ctx: Context) -> Reply:
         )
         marker = " ★" if tag in own else ""
         reasons.append(f"• {tag_name(ctx.catalog, tag, subs)}{marker}: {reason}")
+    tagged = {tag for tag, _ in tags}
+    for decision in stage_refusals(ctx.catalog, paper):
+        if decision.slug not in tagged:  # stored before the stage said no: the tag stands
+            name = tag_name(ctx.catalog, decision.slug, subs)
+            reasons.append(f"• not {name}: its rule matches, but {decision.words()}")
     lines = tuple(reasons) or ("No topic in the catalog matches this paper.",)
     sections = (Section("Why it has its topics:", lines=lines),)
     learned = why_section(model, paper, ctx)

@@ -6,6 +6,10 @@ derived from its canonical text (`q:` + hash), so that two people typing the sam
 query share one tag, and the query is compiled and matched once however many chats
 follow it.
 
+Catalog topics with a shipped second stage (`bot.topics.second_stage`) keep a rule tag only
+when their stage agrees; `catalog_tagger` is the one place that wires the stage in, for
+ingest and the relevance bench alike. Followed queries have no stage.
+
 A stored query that no longer compiles (stored by an older version, or edited by hand)
 is skipped with a warning naming its subscription: one broken row never stops the
 tagging of everyone else's papers.
@@ -17,11 +21,17 @@ import hashlib
 import logging
 from collections.abc import Iterable
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 from bot.topics.catalog import Catalog
+from bot.topics.document import Document
 from bot.topics.query import parse_query
 from bot.topics.query_tree import CATALOG_LIMITS, Query, QueryError
+from bot.topics.second_stage import Decision, SecondStage, bundled_stage
 from bot.topics.tagger import Tagger
+
+if TYPE_CHECKING:
+    from bot.domain import Paper
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +81,37 @@ def followed_rules(queries: Iterable[FollowedText]) -> dict[str, Query]:
     return rules
 
 
-def build_tagger(catalog: Catalog, queries: Iterable[FollowedText] = ()) -> Tagger:
-    """A tagger for the catalog and the given (canonical) followed queries; the ones
-    that do not compile are skipped (see `followed_rules`)."""
-    rules = dict(catalog_rules(catalog))
-    for key, query in followed_rules(queries).items():
+def catalog_tagger(
+    catalog: Catalog,
+    slugs: Iterable[str] | None = None,
+    extra: Iterable[tuple[str, Query]] = (),
+    stage: SecondStage | None = None,
+) -> Tagger:
+    """The tagger of the catalog's rules (only `slugs`' when given: each rule matches on
+    its own, so a subset tags exactly alike) plus `extra` rules, with the second stage
+    (the shipped one unless `stage` is given) checking the catalog topics that have one."""
+    wanted = None if slugs is None else set(slugs)
+    rules = {k: q for k, q in catalog_rules(catalog) if wanted is None or k in wanted}
+    for key, query in extra:
         rules.setdefault(key, query)
-    return Tagger(rules.items())
+    return Tagger(rules.items(), stage=bundled_stage() if stage is None else stage)
+
+
+def build_tagger(catalog: Catalog, queries: Iterable[FollowedText] = ()) -> Tagger:
+    """A tagger for the catalog (with its second stage) and the given (canonical) followed
+    queries; the ones that do not compile are skipped (see `followed_rules`)."""
+    return catalog_tagger(catalog, extra=followed_rules(queries).items())
+
+
+def stage_refusals(
+    catalog: Catalog, paper: Paper, stage: SecondStage | None = None
+) -> list[Decision]:
+    """The second stage's decisions against `paper` (the shipped stage unless `stage` is
+    given): topics whose rule matches it but whose stage dropped the tag (for `/why`)."""
+    stage = bundled_stage() if stage is None else stage
+    if not len(stage):
+        return []
+    doc = Document.from_paper(paper)
+    rules = Tagger([(k, q) for k, q in catalog_rules(catalog) if k in stage.slugs]).tag(doc)
+    decisions = [stage.decide(slug, doc) for slug in rules]
+    return [d for d in decisions if d is not None and not d.kept]

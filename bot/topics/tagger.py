@@ -19,6 +19,10 @@ Pruning is exact, never approximate: every query that parses has a set of
 
 A rule is evaluated only when one of its anchors occurs in the paper, so the
 result always equals running every rule (see `brute_force`).
+
+A tagger may hold a second stage (`bot.topics.second_stage`): the rule tags of the topics
+that have one are then kept only when the stage agrees, in `tag` and `brute_force` alike,
+so everything that tags through a `Tagger` (ingest, retag, the benches) tags the same way.
 """
 
 from __future__ import annotations
@@ -26,12 +30,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from bot.domain import Paper, Topic
 from bot.topics.document import AUTHORS, TEXT, Document
 from bot.topics.programs import Program
 from bot.topics.query import parse_query
 from bot.topics.query_tree import CATALOG_LIMITS, MIN_PREFIX, And, Node, Not, Query, Scope, Term
+
+if TYPE_CHECKING:
+    from bot.topics.second_stage import SecondStage
 
 Anchor = tuple[str, str]  # (kind, key); kinds are the keys of _COST
 Tags = dict[str, tuple[str, ...]]
@@ -87,7 +95,10 @@ def _frequency(word: str) -> float:
 class Tagger:
     """Matches many rules against papers; see the module docstring."""
 
-    def __init__(self, rules: Iterable[tuple[str, Query]]) -> None:
+    def __init__(
+        self, rules: Iterable[tuple[str, Query]], stage: SecondStage | None = None
+    ) -> None:
+        self._stage = stage
         self._keys: list[str] = []
         self._seen: set[str] = set()
         self._programs: list[Program] = []
@@ -134,7 +145,7 @@ class Tagger:
             why: list[str] = []
             if self._programs[rule](doc, why):
                 tags[self._keys[rule]] = tuple(dict.fromkeys(why))
-        return tags
+        return self._stage.review(doc, tags) if self._stage else tags
 
     def tag_many(self, items: Iterable[Paper | Document]) -> list[Tags]:
         """`tag` for each item, in order."""
@@ -148,7 +159,7 @@ class Tagger:
             why: list[str] = []
             if program(doc, why):
                 tags[key] = tuple(dict.fromkeys(why))
-        return tags
+        return self._stage.review(doc, tags) if self._stage else tags
 
     def candidates(self, item: Paper | Document) -> tuple[str, ...]:
         """Keys of the rules the index lets through for `item` (they may still not match)."""

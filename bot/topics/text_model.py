@@ -32,7 +32,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from bot.topics.document import ABSTRACT, TITLE, Document
@@ -57,41 +57,67 @@ def _idf(key: str, shares: Mapping[str, float]) -> float:
     return -math.log(shares.get(key, RARE_SHARE))
 
 
-#: A pair whose rarer word is this common (idf below) is two common words ("of the").
-_PAIR_IDF = -math.log(COMMON_SHARE) * 0.5
+#: A key's idf at least this: the key is kept as a word of its own (its share <= COMMON_SHARE).
+_WORD_MIN_IDF = -math.log(COMMON_SHARE)
+#: A pair's idf (its rarer word's) below this: two common words ("of the"), left out.
+_PAIR_MIN_IDF = _WORD_MIN_IDF * 0.5
+#: The idf of a one-character key: below both floors, so it is never a feature nor in a pair.
+_NO_IDF = -1.0
+#: Keys whose idf `_IdfCache` remembers before it starts again (hostile text cannot grow it).
+MAX_CACHED_IDF = 1 << 16
 
 
-@lru_cache(maxsize=1 << 17)  # a day's words recur across its papers
-def _key_weights(key: str) -> tuple[bool, float]:
-    """(does `key` count on its own, its idf) for a key longer than one character."""
-    shares = word_frequencies()
-    return shares.get(key, 0.0) <= COMMON_SHARE, _idf(key, shares)
+class _IdfCache(dict[str, float]):
+    """key -> its idf (`_NO_IDF` for a key of one character), computed on first use: a
+    paper's vector then costs a dict lookup per distinct key, not a logarithm."""
+
+    def __missing__(self, key: str) -> float:
+        if len(self) >= MAX_CACHED_IDF:
+            self.clear()
+        value = self[key] = _idf(key, word_frequencies()) if len(key) > 1 else _NO_IDF
+        return value
+
+
+_IDF = _IdfCache()
 
 
 def paper_vector(item: Paper | Document) -> Vector:
-    """The unit-length TF-IDF vector of a paper's title and abstract (see the module doc)."""
+    """The unit-length TF-IDF vector of a paper's title and abstract (see the module doc).
+
+    Counted per distinct key and per distinct adjacent pair (`Counter` does the loop in C),
+    with each key's idf remembered (`_IdfCache`): the result is the one the module doc
+    defines, computed fast enough to run on every paper of a daily listing."""
     doc = item if isinstance(item, Document) else Document.from_paper(item)
-    counts: dict[str, float] = {}
-    idfs: dict[str, float] = {}
-    for field, weight in ((TITLE, TITLE_WEIGHT), (ABSTRACT, 1.0)):
-        before: tuple[str, float] | None = None  # the previous key, if it was longer than 1
-        for key in doc.tokens[field]:
-            if len(key) < 2:
-                before = None
-                continue
-            alone, idf = _key_weights(key)
-            if alone:
-                counts[key] = counts.get(key, 0.0) + weight
-                idfs[key] = idf
-            if before is not None:
-                pair_idf = min(before[1], idf)
-                if pair_idf >= _PAIR_IDF:  # else two common words ("of the", "we propose")
-                    pair = f"{before[0]} {key}"
-                    counts[pair] = counts.get(pair, 0.0) + weight
-                    idfs[pair] = pair_idf
-            before = (key, idf)
-    vector = {feature: (1.0 + math.log(count)) * idfs[feature] for feature, count in counts.items()}
+    title, abstract = doc.tokens[TITLE], doc.tokens[ABSTRACT]
+    # Counts are whole numbers: a title occurrence counts TITLE_WEIGHT (2), an abstract one 1.
+    words = Counter(abstract)
+    pairs = Counter(pairwise(abstract))
+    for key, count in Counter(title).items():
+        words[key] += TITLE_WEIGHT * count
+    for pair, count in Counter(pairwise(title)).items():
+        pairs[pair] += TITLE_WEIGHT * count
+    idf, tf = _IDF, _tf
+    vector: Vector = {}
+    for key, count in words.items():
+        value = idf[key]
+        if value >= _WORD_MIN_IDF:
+            vector[key] = tf(count) * value
+    for (first, second), count in pairs.items():
+        value = idf[first]
+        other = idf[second]
+        if other < value:
+            value = other
+        if value >= _PAIR_MIN_IDF:
+            vector[f"{first} {second}"] = tf(count) * value
     return normalized(vector)
+
+
+_TF = tuple(1.0 + math.log(count) if count else 0.0 for count in range(64))
+
+
+def _tf(count: float) -> float:
+    """``1 + log(count)``, looked up for the small whole counts nearly every word has."""
+    return _TF[int(count)] if count < len(_TF) and count == int(count) else 1.0 + math.log(count)
 
 
 def normalized(vector: Mapping[str, float]) -> Vector:

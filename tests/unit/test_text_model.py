@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pytest
 
-from bot.topics.document import Document
+from bench.fixtures import daily_listing
+from bot.topics import text_model
+from bot.topics.document import ABSTRACT, TITLE, Document
+from bot.topics.tagger import word_frequencies
 from bot.topics.text_model import (
+    COMMON_SHARE,
+    RARE_SHARE,
+    TITLE_WEIGHT,
     LinearModel,
     centroid,
     dot,
@@ -87,3 +94,43 @@ def test_fit_refuses_one_sided_or_mismatched_examples() -> None:
         fit_linear(vectors[:6], labels[:6])
     with pytest.raises(ValueError, match="one label per vector"):
         fit_linear(vectors, labels[:3])
+
+
+def _reference_vector(doc: Document) -> dict[str, float]:
+    """paper_vector as the module doc defines it, one token at a time (the first, slow
+    version): the fast one must give the same vector."""
+    shares = word_frequencies()
+
+    def idf(key: str) -> float:
+        return -math.log(shares.get(key, RARE_SHARE))
+
+    counts: Counter[str] = Counter()
+    for field, weight in ((TITLE, TITLE_WEIGHT), (ABSTRACT, 1.0)):
+        keys = doc.tokens[field]
+        for index, key in enumerate(keys):
+            if len(key) > 1 and shares.get(key, 0.0) <= COMMON_SHARE:
+                counts[key] += weight
+            if index and len(key) > 1 and len(keys[index - 1]) > 1:
+                counts[f"{keys[index - 1]} {key}"] += weight
+    vector = {}
+    for feature, count in counts.items():
+        first, _, second = feature.partition(" ")
+        value = min(idf(first), idf(second)) if second else idf(first)
+        if second and value < -math.log(COMMON_SHARE) * 0.5:
+            continue
+        vector[feature] = (1.0 + math.log(count)) * value
+    return normalized(vector)
+
+
+def test_fast_vector_equals_the_definition_on_a_real_listing() -> None:
+    hostile = Document("Agent\u200bic  a a of the of the ∑ $x$", "I I a b c " * 50 + "x y")
+    for doc in [hostile] + [Document.from_paper(p) for p in daily_listing()[:400]]:
+        fast, slow = paper_vector(doc), _reference_vector(doc)
+        assert fast.keys() == slow.keys()
+        assert all(math.isclose(fast[f], slow[f], rel_tol=1e-12) for f in fast)
+
+
+def test_the_idf_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text_model, "MAX_CACHED_IDF", 50)
+    paper_vector(Document(" ".join(f"word{i}" for i in range(500)), ""))
+    assert len(text_model._IDF) <= 50
