@@ -92,13 +92,8 @@ def taught(counts: dict[str, tuple[int, int]]) -> tuple[str, ...]:
 def fit(examples: Sequence[tuple[Paper, int]]) -> LinearModel:
     """The model of (paper, vote) examples; both kinds of vote must occur. CPU-bound: the
     worker calls it in a thread."""
-    from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
-
     vectors = [paper_vector(paper) for paper, _ in examples]
-    # One BLAS thread: a problem this small only loses to threads fighting for the cores
-    # (measured: 70 ms of CPU with the default threads on two busy cores, 7 ms with one).
-    with threadpool_limits(limits=1):
-        return fit_linear(vectors, [value > 0 for _, value in examples], strength=STRENGTH)
+    return fit_linear(vectors, [value > 0 for _, value in examples], strength=STRENGTH)
 
 
 def build(votes: Sequence[Vote], followed: Collection[str], trained_at: datetime) -> ChatModel:
