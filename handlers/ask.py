@@ -157,6 +157,8 @@ def _not_found(asked: Asked) -> str:
     if asked.papers == 0:
         return f"No papers {asked.scope} yet, so none talks about {about}."
     since = f" since {asked.since.isoformat()}" if asked.since else ""
+    if asked.papers == 1:
+        return f"The one paper {asked.scope}{since} does not talk about {about}."
     return f"None of the {asked.papers:,} papers {asked.scope}{since} talks about {about}."
 
 

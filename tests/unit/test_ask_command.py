@@ -164,4 +164,4 @@ async def test_not_found_names_the_first_day_only_when_one_is_known(
     fake.seed_papers(Paper("2603.00021", "Undated", "Web agents click buttons."))
     ctx = Context(uow=fake.uow, catalog=small_catalog, clock=lambda: NOW)
     reply = await say(ctx, "/ask how long should sourdough bread proof?")
-    assert reply.lines[0].startswith("None of the 1 papers stored talks about")
+    assert reply.lines[0].startswith("The one paper stored does not talk about")
