@@ -12,7 +12,8 @@ a few seeds: a topic "wins" when the model's precision@5 is higher; the table sh
 over the seeds, and each seed's share of wins is printed too.
 
 (b) Training time per chat per update: `bot.topics.learned.build` (vectors, fit, JSON) on the
-votes of each topic and seed, 20 votes and then 60 (a reader who kept voting), p50 and p95.
+votes of each topic and seed, 20 votes and then 60 (a reader who kept voting), and at the
+most votes a model is fitted on (`FIT_VOTES`, a long-time reader), p50 and p95.
 
     python -m bench.bench_feedback [--seeds 5] [--votes-from labelled|delivered] [--strength C]
 
@@ -117,6 +118,22 @@ def more_votes_seconds(slug: str, gold: dict[str, bool], papers: dict[str, Paper
     return (time.perf_counter() - start, time.process_time() - cpu), len(votes)
 
 
+def full_window_seconds(papers: dict[str, Paper], rounds: int = 20) -> list[tuple[float, float]]:
+    """Training time of a chat at the most votes a model is fitted on (`FIT_VOTES`): a
+    long-time reader's votes, half 👍 and half 👎, on papers drawn from the whole split."""
+    samples = []
+    for seed in range(rounds):
+        drawn = random.Random(f"full:{seed}").sample(sorted(papers), learned_rules.FIT_VOTES)
+        half = len(drawn) // 2
+        votes = votes_for(
+            [papers[i] for i in drawn[:half]], [papers[i] for i in drawn[half:]], "topic"
+        )
+        start, cpu = time.perf_counter(), time.process_time()
+        build(votes, {"topic"}, NOW)
+        samples.append((time.perf_counter() - start, time.process_time() - cpu))
+    return samples
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -186,6 +203,10 @@ def run(seeds: int) -> dict[str, object]:
             **timing([s for s, _ in more_seconds]),
             "votes_mean": round(statistics.mean(n for _, n in more_seconds), 1),
         },
+        "train_ms_full_window": {
+            **timing(full_window_seconds(papers)),
+            "votes": learned_rules.FIT_VOTES,
+        },
     }
 
 
@@ -221,6 +242,8 @@ def main() -> None:
     print(f"mean p@5: rule {figures['mean_rule_p5']}, model {figures['mean_model_p5']}")
     print(f"training per chat per update, 20 votes: {figures['train_ms_20_votes']} ms (goal < 50)")
     print(f"training with up to 60 votes: {figures['train_ms_up_to_60_votes']} ms")
+    print(f"training at the window's {learned_rules.FIT_VOTES} votes: ", end="")
+    print(f"{figures['train_ms_full_window']} ms (goal < 50)")
     print(json.dumps(figures, sort_keys=True))
 
 

@@ -40,7 +40,7 @@ STRENGTH = 10.0
 #: Held back below this probability with /filter learned on: the model leans clearly to 👎.
 FILTER_BELOW = 0.3
 #: The newest votes a model is fitted on: training time grows with them (bench_feedback).
-FIT_VOTES = 300
+FIT_VOTES = 60
 UP, DOWN = 1, -1
 
 
