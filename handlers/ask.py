@@ -36,7 +36,7 @@ from itertools import combinations
 from bot.domain import Command, Paper, Reply, Section, Subscription
 from bot.ports import UnitOfWork
 from bot.topics.answer import Answer, answer
-from bot.topics.answer_layout import BULLET, citation, fit
+from bot.topics.answer_layout import BULLET, citation, drawn_from, fit
 from bot.topics.ask_terms import QuestionTerm, question_terms
 from bot.topics.search_text import SearchHit
 from handlers.ask_llm import written_reply
@@ -142,7 +142,7 @@ def answer_reply(asked: Asked) -> Reply:
         for group in shown.groups
     )
     cited = len(shown.groups)
-    intro = f"From {cited} of the {asked.papers:,} papers {asked.scope}:"
+    intro = f"{drawn_from(cited, asked.papers, asked.scope)}:"
     return Reply(lines=(intro,), sections=sections)
 
 

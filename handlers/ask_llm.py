@@ -29,6 +29,7 @@ from datetime import UTC
 from bot.domain import Paper, Reply, Section
 from bot.ports import AnswerWriter, BudgetExhausted, WriterError, WriterTimeout, WrittenAnswer
 from bot.topics.answer import MAX_TITLE_CHARS, shown_text
+from bot.topics.answer_layout import drawn_from
 from bot.topics.llm_citations import Checked, checked
 from bot.topics.llm_prompt import Passage, estimate_tokens, passages
 from handlers.base import Context
@@ -117,5 +118,5 @@ def cited_reply(result: Checked, given: Sequence[Passage], asked_of: tuple[int, 
         for number in result.cited
     )
     papers, scope = asked_of
-    intro = f"From {len(sections)} of the {papers:,} papers {scope}, written by a language model:"
+    intro = f"{drawn_from(len(sections), papers, scope)}, written by a language model:"
     return Reply(lines=(intro, result.text), sections=sections)

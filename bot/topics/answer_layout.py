@@ -26,6 +26,14 @@ BULLET = "• "
 MIN_LIMIT = 100
 
 
+def drawn_from(cited: int, papers: int, scope: str) -> str:
+    """Where an answer comes from: "From 3 of the 412 papers on X" ("From the one paper on X"
+    when the scope holds one)."""
+    if papers == 1:
+        return f"From the one paper {scope}"
+    return f"From {cited} of the {papers:,} papers {scope}"
+
+
 def message_length(text: str) -> int:
     """The length of `text` in UTF-16 code units (an emoji outside the BMP counts 2)."""
     return len(text.encode("utf-16-le")) // 2

@@ -76,6 +76,6 @@ async def test_papers_without_a_date_are_counted_from_the_day_they_were_stored(
     await _store(db, ctx, [late])
     reply = await _say(ctx, "/ask which chess engines play blitz?")
     after = datetime.now(UTC).date()
-    days = {f"since {day.isoformat()} talks" for day in (before, after)}
+    days = {f"since {day.isoformat()} does not talk" for day in (before, after)}
     assert any(day in reply.lines[0] for day in days), reply.lines
-    assert reply.lines[0].startswith("None of the 1 papers stored since")
+    assert reply.lines[0].startswith("The one paper stored since")

@@ -55,7 +55,7 @@ async def test_the_model_answers_and_the_budget_is_kept_in_the_database(
             second = await REGISTRY.dispatch(command, ctx)
             third = await REGISTRY.dispatch(command, ctx)
     assert first.lines == (
-        "From 1 of the 1 papers stored, written by a language model:",
+        "From the one paper stored, written by a language model:",
         "An episodic memory of visited pages [1].",
     )
     assert second.lines[1] == "Memory [1]."

@@ -154,7 +154,7 @@ async def test_the_button_becomes_the_ask_anyone_could_type(ctx: Context) -> Non
     command = ask_command("web-agents", "how do agents\nremember  pages?", chat=CHAT)
     assert (command.name, command.args) == ("ask", "web-agents: how do agents remember pages?")
     reply = await REGISTRY.dispatch(command, ctx)
-    assert reply.lines == ("From 1 of the 1 papers on Web Agents:",)
+    assert reply.lines == ("From the one paper on Web Agents:",)
     assert reply.sections[0].lines[-1] == "https://arxiv.org/abs/2603.00012"
     blank = await REGISTRY.dispatch(ask_command("web-agents", "  \n ", chat=CHAT), ctx)
     assert blank.lines[0].startswith("Ask about something specific")
