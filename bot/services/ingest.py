@@ -145,14 +145,16 @@ def _tags(
 ) -> list[tuple[str, str, tuple]]:
     """(arxiv id, tag, why) of the papers' rule tags: catalog topics and followed queries,
     followed authors, and the followed sets each is like (scored all at once, the paper's
-    words read once for the rules and the sets)."""
+    words read once for the rules and the sets; the rules' tags are what the sets' topic
+    profiles are matched against, never computed twice)."""
     docs = [Document.from_paper(paper) for paper in papers]
+    ruled = [tagger.tag(doc) for doc in docs]
     vectors = [paper_vector(doc) for doc in docs] if len(like) else [{} for _ in papers]
-    likes = like.tag_many(papers, vectors)
+    likes = like.tag_many(papers, vectors, ruled)
     return [
         (paper.arxiv_id, key, why)
-        for paper, doc, similar in zip(papers, docs, likes, strict=True)
-        for key, why in (tagger.tag(doc) | index.tag(paper) | similar).items()
+        for paper, rules, similar in zip(papers, ruled, likes, strict=True)
+        for key, why in (rules | index.tag(paper) | similar).items()
     ]
 
 
