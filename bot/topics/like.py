@@ -334,7 +334,15 @@ def bundled_background() -> tuple[Paper, ...]:
     """The bundled day of real papers (`bot/data/README.md`) calibration falls back on."""
     data = resources.files("bot.data").joinpath("background_papers.jsonl.gz").read_bytes()
     rows = [json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines()]
-    return tuple(Paper(str(r["arxiv_id"]), str(r["title"]), str(r["abstract"])) for r in rows)
+    return tuple(
+        Paper(
+            str(r["arxiv_id"]),
+            str(r["title"]),
+            str(r["abstract"]),
+            categories=tuple(str(c) for c in r.get("categories") or ()),
+        )
+        for r in rows
+    )
 
 
 @cache
