@@ -48,13 +48,11 @@ from bot.ports import LikeSet
 from bot.services.ingest import store_papers
 from bot.topics import authors
 from bot.topics.catalog import load_catalog
-from bot.topics.like import (
-    FIRE_SHARE,
-    build_profile,
+from bot.topics.like import FIRE_SHARE, build_profile, like_tag
+from bot.topics.like_calibration import (
     bundled_background,
     calibrate,
     calibrated_profile,
-    like_tag,
     threshold_for,
 )
 from bot.topics.tag_rules import catalog_tagger

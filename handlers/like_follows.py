@@ -28,13 +28,13 @@ from bot.topics.catalog import Catalog
 from bot.topics.like import (
     FIRE_SHARE,
     MAX_LIKE,
-    LikeIndex,
     LikeInputError,
     LikeProfile,
-    calibrated_profile,
     like_tag,
     parse_ids,
 )
+from bot.topics.like_calibration import calibrated_profile
+from bot.topics.like_index import LikeIndex
 from bot.topics.tag_rules import catalog_tagger
 from handlers import author_follows, subscriptions
 from handlers.base import Context, ensure_digest_schedule, how_papers_arrive

@@ -22,7 +22,8 @@ from bot.ports import UnitOfWork
 from bot.topics.authors import AuthorIndex, author_patterns
 from bot.topics.catalog import Catalog
 from bot.topics.document import Document
-from bot.topics.like import LikeIndex, LikeProfile, stored_profiles
+from bot.topics.like import LikeProfile, stored_profiles
+from bot.topics.like_index import LikeIndex
 from bot.topics.tag_rules import FollowedText, build_tagger
 from bot.topics.tagger import Tagger
 from bot.topics.text_model import paper_vector

@@ -20,44 +20,25 @@ before topic profiles existed has none: its score is the cosine alone. The const
 chosen on the odd-numbered labelled topics of `bench/bench_like.py` and checked on the even
 ones (the README gives both figures).
 
-**Calibration** (`calibrate`): the threshold is the score that only `FIRE_SHARE` (2%) of a
-background sample of papers exceed, a sample of recent papers the bot stored (or the bundled
-`bot/data/background_papers.jsonl.gz`, a day's worth of real papers, when few are stored),
-never below `MIN_THRESHOLD`; so a like subscription fires on at most about 2% of a daily
-listing, however broad its set is. When the set has at least `SELF_MIN` papers, the threshold
-is also never below the score its own papers reach when each is left out of the set
-(`SELF_QUANTILE` of those scores): a set whose papers are close to each other and far from
-the rest of the listing then fires on fewer papers than its budget allows.
-
-**Matching many sets at once** (`LikeIndex`): an inverted index from each centroid feature
-and each profile topic (the paper's catalog tags, computed once by ingest's tagger) to the
-sets holding it; a paper's score with every set is accumulated over the paper's own
-features only, so a paper costs its features' postings, not one dot product per set. A
-whole listing (`LikeIndex.tag_many`, what ingest runs) is one sparse matrix product of its
-papers' vectors, restricted to the indexed features, with the index (scipy, which
-scikit-learn brings; imported only when there are sets to match): the same sums, in C.
+Calibration (the threshold) is `bot.topics.like_calibration`'s; matching many sets at
+once at ingest is `bot.topics.like_index`'s.
 
 Pure: the caller fetches the papers, stores the profile and reads the background.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cache
-from importlib import resources
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.domain import Paper, split_arxiv_id
-from bot.topics.catalog import Catalog
 from bot.topics.latex import display
-from bot.topics.tag_rules import catalog_tagger
 from bot.topics.text_model import Vector, centroid, dot, normalized, paper_vector
 
 MAX_LIKE = 50  # papers in one set
@@ -65,15 +46,11 @@ CENTROID_FEATURES = 60  # features kept in a set's centroid (the index's posting
 MEMBER_FEATURES = 25  # features kept of each paper of the set (for /why)
 FIRE_SHARE = 0.02  # the share of a background sample a set may match
 MIN_THRESHOLD = 0.08  # never fire below this cosine, however quiet the background
-MIN_BACKGROUND = 300  # fewer stored papers than this: calibrate on the bundled sample
 TITLE_CHARS = 120  # a set paper's title as kept for /why and the subscription's name
 TAG_WEIGHT = 2.0  # what the whole topic profile adds to the cosine for a paper carrying it all
 SHARE_POWER = 3  # a topic half the set carries weighs an eighth of one all of it carries
 IDF_POWER = 2  # how much rarer topics count than common ones
-SELF_QUANTILE = 0.1  # the threshold is at most the score of this share of the set's own papers
-SELF_MIN = 3  # a set of fewer papers has no left-out scores (the budget alone sets it)
 SHARED_SHOWN = 3  # topics /why names
-_TOPIC_KEY = "\x00"  # a topic's key among the index's features (no word key holds it)
 
 _DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)?10\.48550/arxiv\.", re.IGNORECASE)
 
@@ -263,60 +240,6 @@ def build_profile(
     return LikeProfile(centroid(vectors, keep=keep), members, MIN_THRESHOLD, topics, shown)
 
 
-def threshold_for(scores: Sequence[float], share: float = FIRE_SHARE) -> float:
-    """The score that at most `share` of `scores` exceed (strictly), at least `MIN_THRESHOLD`."""
-    if not scores:
-        return MIN_THRESHOLD
-    ranked = sorted(scores, reverse=True)
-    allowed = math.floor(share * len(ranked))
-    return max(ranked[min(allowed, len(ranked) - 1)], MIN_THRESHOLD)
-
-
-def self_level(scores: Sequence[float], quantile: float = SELF_QUANTILE) -> float:
-    """Just under the `quantile` of the set's own left-out `scores` (0 when there are none):
-    a threshold that all but that share of the set's papers would pass."""
-    if not scores:
-        return 0.0
-    ranked = sorted(scores)
-    return math.floor((ranked[int(quantile * len(ranked))] - 1e-4) * 1e4) / 1e4
-
-
-def left_out_scores(
-    papers: Sequence[Paper],
-    vectors: Sequence[Mapping[str, float]],
-    tags: Sequence[Iterable[str]] | None,
-    rates: TagRates | None,
-) -> list[float]:
-    """Each paper's score with the profile of the set without it (none under `SELF_MIN`)."""
-    if len(papers) < SELF_MIN:
-        return []
-    scores = []
-    for n in range(len(papers)):
-        others = [i for i in range(len(papers)) if i != n]
-        profile = build_profile(
-            [papers[i] for i in others],
-            tags=None if tags is None else [tags[i] for i in others],
-            rates=rates,
-            vectors=[vectors[i] for i in others],
-        )
-        scores.append(profile.score(vectors[n], () if tags is None else tags[n]))
-    return scores
-
-
-def calibrate(
-    profile: LikeProfile,
-    background: Iterable[tuple[Mapping[str, float], Iterable[str]]],
-    share: float = FIRE_SHARE,
-    own: Sequence[float] = (),
-) -> LikeProfile:
-    """`profile` with the threshold that fires on at most `share` of `background` (each paper
-    not the set's own, as its vector and its catalog tags), and never below `self_level` of
-    the set's `own` left-out scores."""
-    scores = [profile.score(vector, tags) for vector, tags in background]
-    threshold = max(round(threshold_for(scores, share), 4), self_level(own))
-    return replace(profile, threshold=threshold)
-
-
 def stored_profiles(sets: Iterable[tuple[str, str, float]]) -> dict[str, LikeProfile]:
     """Tag -> profile of stored sets given as (tag, profile JSON, threshold); a set whose
     JSON cannot be read is left out (it matches nothing rather than stopping ingest)."""
@@ -327,180 +250,3 @@ def stored_profiles(sets: Iterable[tuple[str, str, float]]) -> dict[str, LikePro
         except (ValueError, KeyError, TypeError):
             continue
     return profiles
-
-
-@cache
-def bundled_background() -> tuple[Paper, ...]:
-    """The bundled day of real papers (`bot/data/README.md`) calibration falls back on."""
-    data = resources.files("bot.data").joinpath("background_papers.jsonl.gz").read_bytes()
-    rows = [json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines()]
-    return tuple(
-        Paper(
-            str(r["arxiv_id"]),
-            str(r["title"]),
-            str(r["abstract"]),
-            categories=tuple(str(c) for c in r.get("categories") or ()),
-        )
-        for r in rows
-    )
-
-
-@cache
-def _bundled_tagged(catalog: Catalog | None) -> dict[str, tuple[Vector, frozenset[str]]]:
-    """arXiv id -> vector and catalog tags of each bundled background paper (once a catalog)."""
-    tagger = catalog_tagger(catalog) if catalog is not None else None
-    return {
-        p.arxiv_id: (paper_vector(p), frozenset(tagger.tag(p)) if tagger else frozenset())
-        for p in bundled_background()
-    }
-
-
-def background(stored: Sequence[Paper], own: Iterable[str]) -> list[Paper]:
-    """What a set is calibrated against: the `stored` recent papers when there are at least
-    `MIN_BACKGROUND`, else the bundled day; the set's own papers left out either way."""
-    chosen = stored if len(stored) >= MIN_BACKGROUND else bundled_background()
-    mine = set(own)
-    return [paper for paper in chosen if paper.arxiv_id not in mine]
-
-
-def calibrated_profile(
-    papers: Sequence[Paper], stored: Sequence[Paper], catalog: Catalog | None = None
-) -> LikeProfile:
-    """The profile of a set of `papers`, calibrated (`background`); CPU only. With a
-    `catalog`, the set's papers and the background are tagged by its tagger (the one ingest
-    uses) and the profile has topics; without, it is text alone."""
-    sample = background(stored, (p.arxiv_id for p in papers))
-    bundled = _bundled_tagged(catalog) if len(stored) < MIN_BACKGROUND else {}
-    tagger = catalog_tagger(catalog) if catalog is not None else None
-
-    def described(paper: Paper) -> tuple[Vector, frozenset[str]]:
-        if paper.arxiv_id in bundled:
-            return bundled[paper.arxiv_id]
-        return paper_vector(paper), frozenset(tagger.tag(paper)) if tagger else frozenset()
-
-    rows = [described(p) for p in sample]
-    vectors = [paper_vector(p) for p in papers]
-    tags = [frozenset(tagger.tag(p)) for p in papers] if tagger else None
-    rates = TagRates.of([t for _, t in rows]) if tagger else None
-    names = {t.slug: t.name for t in catalog.topics} if catalog is not None else None
-    profile = build_profile(papers, tags=tags, rates=rates, names=names, vectors=vectors)
-    own = left_out_scores(papers, vectors, tags, rates)
-    return calibrate(profile, rows, own=own)
-
-
-class LikeIndex:
-    """Many sets matched against papers at once (module docstring): tag -> profile. A paper's
-    catalog tags enter as features of their own (`_TOPIC_KEY` + slug, value 1), so one
-    product scores the text and the topics alike."""
-
-    def __init__(self, profiles: Mapping[str, LikeProfile]) -> None:
-        self._profiles = dict(profiles)
-        self._tags = list(self._profiles)
-        self._thresholds = [self._profiles[tag].threshold for tag in self._tags]
-        postings: dict[str, list[tuple[int, float]]] = {}
-        for number, tag in enumerate(self._tags):
-            profile = self._profiles[tag]
-            for feature, weight in profile.centroid.items():
-                postings.setdefault(feature, []).append((number, weight))
-            for topic, weight in profile.topics.items():
-                postings.setdefault(_TOPIC_KEY + topic, []).append((number, weight))
-        self._postings = postings
-
-    def __len__(self) -> int:
-        return len(self._tags)
-
-    def scores(self, vector: Mapping[str, float], tags: Iterable[str] = ()) -> dict[int, float]:
-        """Set number -> the paper's score with that set, for sets sharing a feature or topic."""
-        totals: dict[int, float] = {}
-        get, postings = totals.get, self._postings.get
-        for feature, value in _features(vector, tags):
-            found = postings(feature)
-            if found is None:
-                continue
-            for number, weight in found:
-                totals[number] = get(number, 0.0) + value * weight
-        return totals
-
-    def tag(
-        self,
-        paper: Paper,
-        vector: Mapping[str, float] | None = None,
-        tags: Iterable[str] = (),
-    ) -> dict[str, tuple]:
-        """Tag -> (why,) for every set `paper` (with its catalog `tags`) is like."""
-        if not self._tags:
-            return {}
-        vector = paper_vector(paper) if vector is None else vector
-        tags = frozenset(tags)
-        above = [n for n, total in self.scores(vector, tags).items() if total > self._thresholds[n]]
-        return self._found(paper, vector, tags, above)
-
-    def _found(
-        self, paper: Paper, vector: Mapping[str, float], tags: Iterable[str], numbers: Iterable[int]
-    ) -> dict:
-        found: dict[str, tuple[str, ...]] = {}
-        for number in sorted(numbers):
-            profile = self._profiles[self._tags[number]]
-            if paper.arxiv_id not in {m.arxiv_id for m in profile.members}:
-                found[self._tags[number]] = (profile.why(vector, tags),)
-        return found
-
-    def tag_many(
-        self,
-        papers: Sequence[Paper],
-        vectors: Sequence[Mapping[str, float]],
-        tags: Sequence[Iterable[str]] | None = None,
-    ) -> list[dict[str, tuple]]:
-        """`tag` of each paper (its vector and catalog tags given), all scored in one sparse
-        product."""
-        if not self._tags or not papers:
-            return [{} for _ in papers]
-        import numpy as np  # scikit-learn's own dependencies: loaded only with sets to match
-        from scipy import sparse
-
-        tag_sets = [frozenset(t) for t in tags] if tags is not None else [frozenset()] * len(papers)
-        columns = self._columns()
-        rows, cols, values = [], [], []
-        for row, (vector, own) in enumerate(zip(vectors, tag_sets, strict=True)):
-            for feature, value in _features(vector, own):
-                col = columns.get(feature)
-                if col is not None:
-                    rows.append(row)
-                    cols.append(col)
-                    values.append(value)
-        shape = (len(papers), len(columns))
-        matrix = sparse.csr_matrix((values, (rows, cols)), shape=shape, dtype=np.float64)
-        product = (matrix @ self._matrix()).tocoo()
-        above = product.data > np.asarray(self._thresholds)[product.col]
-        hits: list[list[int]] = [[] for _ in papers]
-        for row, number in zip(
-            product.row[above].tolist(), product.col[above].tolist(), strict=True
-        ):
-            hits[row].append(number)
-        return [
-            self._found(p, v, t, h) if h else {}
-            for p, v, t, h in zip(papers, vectors, tag_sets, hits, strict=True)
-        ]
-
-    def _columns(self) -> dict[str, int]:
-        return {feature: col for col, feature in enumerate(self._postings)}
-
-    def _matrix(self):
-        """Features x sets: each set's centroid and topic weights, columns in `_columns` order."""
-        from scipy import sparse
-
-        rows, cols, values = [], [], []
-        for row, found in enumerate(self._postings.values()):
-            for number, weight in found:
-                rows.append(row)
-                cols.append(number)
-                values.append(weight)
-        shape = (len(self._postings), len(self._tags))
-        return sparse.csr_matrix((values, (rows, cols)), shape=shape)
-
-
-def _features(vector: Mapping[str, float], tags: Iterable[str]) -> Iterable[tuple[str, float]]:
-    """A paper's features as the index reads them: its words, then its topics (value 1)."""
-    yield from vector.items()
-    for tag in tags:
-        yield _TOPIC_KEY + tag, 1.0

@@ -19,22 +19,24 @@ from bot.topics.like import (
     MAX_LIKE,
     MIN_THRESHOLD,
     TAG_WEIGHT,
-    LikeIndex,
     LikeInputError,
     LikeProfile,
     TagRates,
-    background,
     build_profile,
+    like_tag,
+    parse_ids,
+    stored_profiles,
+    topic_weights,
+)
+from bot.topics.like_calibration import (
+    background,
     bundled_background,
     calibrated_profile,
     left_out_scores,
-    like_tag,
-    parse_ids,
     self_level,
-    stored_profiles,
     threshold_for,
-    topic_weights,
 )
+from bot.topics.like_index import LikeIndex
 from bot.topics.tag_rules import catalog_tagger
 from bot.topics.text_model import dot, paper_vector
 
