@@ -130,8 +130,16 @@ class LikeProfile:
 
     def closest(self, vector: Mapping[str, float]) -> tuple[Member, float]:
         """The paper of the set most similar to `vector`, and that similarity."""
-        scored = [(_overlap(vector, m.vector), m) for m in self.members]
-        best, member = max(scored, key=lambda item: (item[0], item[1].arxiv_id))
+        get = vector.get  # a member keeps 25 features: look each up (ingest runs this per match)
+        best, member = -1.0, self.members[0]
+        for candidate in self.members:
+            total = 0.0
+            for feature, weight in candidate.vector.items():
+                value = get(feature)
+                if value is not None:
+                    total += value * weight
+            if (total, candidate.arxiv_id) > (best, member.arxiv_id):
+                best, member = total, candidate
         return member, best
 
     def shared(self, tags: Iterable[str]) -> list[str]:
@@ -143,6 +151,10 @@ class LikeProfile:
         """What `/why` says of a match: the most similar paper of the set, and the topics
         the paper shares with the set."""
         member, similarity = self.closest(vector)
+        return self.explain(member, similarity, tags)
+
+    def explain(self, member: Member, similarity: float, tags: Iterable[str] = ()) -> str:
+        """`why` for a closest `member` and its `similarity` already found."""
         text = f"most like {member.arxiv_id} “{member.title}” (similarity {similarity:.2f})"
         shared = self.shared(tags)
         return text + (f"; shares the topics {', '.join(shared)}" if shared else "")
@@ -170,11 +182,6 @@ class LikeProfile:
         topics = {str(slug): float(weight) for slug, _, weight in rows}
         names = {str(slug): str(name) for slug, name, _ in rows}
         return cls(dict(data["centroid"]), members, float(threshold), topics, names)
-
-
-def _overlap(a: Mapping[str, float], b: Mapping[str, float]) -> float:
-    """`dot` over the shared features only, found by a set intersection (faster for `why`)."""
-    return sum(a[feature] * b[feature] for feature in a.keys() & b.keys())
 
 
 def _rounded(vector: Mapping[str, float]) -> dict[str, float]:

@@ -37,6 +37,7 @@ class LikeIndex:
             for topic, weight in profile.topics.items():
                 postings.setdefault(_TOPIC_KEY + topic, []).append((number, weight))
         self._postings = postings
+        self._own = [frozenset(m.arxiv_id for m in self._profiles[t].members) for t in self._tags]
 
     def __len__(self) -> int:
         return len(self._tags)
@@ -72,8 +73,8 @@ class LikeIndex:
     ) -> dict:
         found: dict[str, tuple[str, ...]] = {}
         for number in sorted(numbers):
-            profile = self._profiles[self._tags[number]]
-            if paper.arxiv_id not in {m.arxiv_id for m in profile.members}:
+            if paper.arxiv_id not in self._own[number]:
+                profile = self._profiles[self._tags[number]]
                 found[self._tags[number]] = (profile.why(vector, tags),)
         return found
 
