@@ -24,16 +24,18 @@ from dataclasses import replace
 from bot.domain import Command, Paper, Reply, Subscription, SubscriptionKind
 from bot.ports import LikeSet, PaperLookupError, UnitOfWork
 from bot.topics.bibtex import BibtexError, bibtex_ids, check_size
+from bot.topics.catalog import Catalog
 from bot.topics.like import (
     FIRE_SHARE,
     MAX_LIKE,
-    LikeIndex,
     LikeInputError,
     LikeProfile,
-    calibrated_profile,
     like_tag,
     parse_ids,
 )
+from bot.topics.like_calibration import calibrated_profile
+from bot.topics.like_index import LikeIndex
+from bot.topics.tag_rules import catalog_tagger
 from handlers import author_follows, subscriptions
 from handlers.base import Context, ensure_digest_schedule, how_papers_arrive
 from handlers.lookup import find_subscription
@@ -118,7 +120,7 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
         papers = await _papers(ids, stored, ctx)
         if isinstance(papers, Reply):
             return papers
-        profile = await asyncio.to_thread(calibrated_profile, papers, recent)
+        profile = await asyncio.to_thread(calibrated_profile, papers, recent, ctx.catalog)
         known = LikeSet(tag, tuple(ids), profile.to_json(), profile.threshold)
     return await _subscribe(cmd, ctx, known)
 
@@ -165,7 +167,7 @@ async def _subscribe(cmd: Command, ctx: Context, like_set: LikeSet) -> Reply:
         await uow.like_sets.save(like_set)
         sub, created = await uow.subscriptions.add(chat.id, KIND, like_set.tag, label, like_set.tag)
         if created:
-            await _tag_recent(uow, like_set.tag, profile)
+            await _tag_recent(uow, like_set.tag, profile, ctx.catalog)
         await uow.commit()
     if not created:
         return Reply.text(f"This chat already follows {sub.label}.")
@@ -181,15 +183,25 @@ async def _subscribe(cmd: Command, ctx: Context, like_set: LikeSet) -> Reply:
     )
 
 
-async def _tag_recent(uow: UnitOfWork, tag: str, profile: LikeProfile) -> None:
+async def _tag_recent(uow: UnitOfWork, tag: str, profile: LikeProfile, catalog: Catalog) -> None:
     """Tag the newest stored papers like the set, so /latest has them at once (in a thread)."""
     papers = await uow.papers.latest(None, limit=subscriptions.QUERY_BACKFILL)
-    await uow.papers.add_tags(await asyncio.to_thread(_matches, tag, profile, papers))
+    found = await asyncio.to_thread(_matches, tag, profile, papers, catalog)
+    await uow.papers.add_tags(found)
 
 
-def _matches(tag: str, profile: LikeProfile, papers: Sequence[Paper]) -> list[tuple]:
+def _matches(
+    tag: str, profile: LikeProfile, papers: Sequence[Paper], catalog: Catalog
+) -> list[tuple]:
+    """The papers like the set, each with its catalog tags as ingest gives them (the set's
+    topic profile is matched against those); no topic profile: the text alone."""
     index = LikeIndex({tag: profile})
-    return [(p.arxiv_id, t, why) for p in papers for t, why in index.tag(p).items()]
+    tagger = catalog_tagger(catalog) if profile.topics else None
+    return [
+        (p.arxiv_id, t, why)
+        for p in papers
+        for t, why in index.tag(p, tags=tagger.tag(p) if tagger else ()).items()
+    ]
 
 
 async def unfollow(cmd: Command, ctx: Context) -> Reply:

@@ -22,7 +22,8 @@ from bot.ports import UnitOfWork
 from bot.topics.authors import AuthorIndex, author_patterns
 from bot.topics.catalog import Catalog
 from bot.topics.document import Document
-from bot.topics.like import LikeIndex, LikeProfile, stored_profiles
+from bot.topics.like import LikeProfile, stored_profiles
+from bot.topics.like_index import LikeIndex
 from bot.topics.tag_rules import FollowedText, build_tagger
 from bot.topics.tagger import Tagger
 from bot.topics.text_model import paper_vector
@@ -145,14 +146,16 @@ def _tags(
 ) -> list[tuple[str, str, tuple]]:
     """(arxiv id, tag, why) of the papers' rule tags: catalog topics and followed queries,
     followed authors, and the followed sets each is like (scored all at once, the paper's
-    words read once for the rules and the sets)."""
+    words read once for the rules and the sets; the rules' tags are what the sets' topic
+    profiles are matched against, never computed twice)."""
     docs = [Document.from_paper(paper) for paper in papers]
+    ruled = [tagger.tag(doc) for doc in docs]
     vectors = [paper_vector(doc) for doc in docs] if len(like) else [{} for _ in papers]
-    likes = like.tag_many(papers, vectors)
+    likes = like.tag_many(papers, vectors, ruled)
     return [
         (paper.arxiv_id, key, why)
-        for paper, doc, similar in zip(papers, docs, likes, strict=True)
-        for key, why in (tagger.tag(doc) | index.tag(paper) | similar).items()
+        for paper, rules, similar in zip(papers, ruled, likes, strict=True)
+        for key, why in (rules | index.tag(paper) | similar).items()
     ]
 
 

@@ -2,37 +2,39 @@
 
 A set (1 to `MAX_LIKE` papers, `parse_ids`) becomes a `LikeProfile`: the centroid of its
 papers' TF-IDF vectors (`bot.topics.text_model`), pruned to its `CENTROID_FEATURES` largest
-features, and each paper's own vector pruned to `MEMBER_FEATURES` (for `/why`: the most
-similar paper of the set). A new paper is like the set when its cosine with the centroid
-is above the profile's `threshold`.
+features, each paper's own vector pruned to `MEMBER_FEATURES` (for `/why`: the most similar
+paper of the set), and its **topic profile**: the catalog topics its papers carry (tagged by
+the catalog tagger ingest uses), each weighted by how many of the set's papers carry it and
+how rare it is in a listing::
 
-**Calibration** (`calibrate`): the threshold is the similarity that only `FIRE_SHARE` (2%)
-of a background sample of papers exceed, a sample of recent papers the bot stored (or the
-bundled `bot/data/background_papers.jsonl.gz`, a day's worth of real papers, when few are
-stored), and never below `MIN_THRESHOLD`. So a like subscription fires on at most about 2% of
-a daily listing, however broad its set is.
+    weight(t) = TAG_WEIGHT * share(t) ** SHARE_POWER * idf(t) ** IDF_POWER / (sum over t)
 
-**Matching many sets at once** (`LikeIndex`): an inverted index from each centroid feature
-to the sets holding it; a paper's score with every set is accumulated over the paper's own
-features only, so a paper costs its features' postings, not one dot product per set. A
-whole listing (`LikeIndex.tag_many`, what ingest runs) is one sparse matrix product of its
-papers' vectors, restricted to the indexed features, with the index (scipy, which
-scikit-learn brings; imported only when there are sets to match): the same sums, in C.
+where share(t) is the share of the set's papers tagged t and idf(t) = log((N + 1) / (n + 1))
+for a tag n of N background papers carry: a field every paper has ("Large Language Models")
+weighs little, a narrow topic most of the set shares weighs most. A paper's score is
+
+    score(p) = cosine(p, centroid) + sum of weight(t) over the catalog topics t of p
+
+and it is like the set when the score is above the profile's `threshold`. A profile stored
+before topic profiles existed has none: its score is the cosine alone. The constants were
+chosen on the odd-numbered labelled topics of `bench/bench_like.py` and checked on the even
+ones (the README gives both figures).
+
+Calibration (the threshold) is `bot.topics.like_calibration`'s; matching many sets at
+once at ingest is `bot.topics.like_index`'s.
 
 Pure: the caller fetches the papers, stores the profile and reads the background.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.domain import Paper, split_arxiv_id
@@ -44,8 +46,11 @@ CENTROID_FEATURES = 60  # features kept in a set's centroid (the index's posting
 MEMBER_FEATURES = 25  # features kept of each paper of the set (for /why)
 FIRE_SHARE = 0.02  # the share of a background sample a set may match
 MIN_THRESHOLD = 0.08  # never fire below this cosine, however quiet the background
-MIN_BACKGROUND = 300  # fewer stored papers than this: calibrate on the bundled sample
 TITLE_CHARS = 120  # a set paper's title as kept for /why and the subscription's name
+TAG_WEIGHT = 2.0  # what the whole topic profile adds to the cosine for a paper carrying it all
+SHARE_POWER = 3  # a topic half the set carries weighs an eighth of one all of it carries
+IDF_POWER = 2  # how much rarer topics count than common ones
+SHARED_SHOWN = 3  # topics /why names
 
 _DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)?10\.48550/arxiv\.", re.IGNORECASE)
 
@@ -108,49 +113,75 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class LikeProfile:
-    """A set as matching needs it (module docstring); `to_json` is what is stored."""
+    """A set as matching needs it (module docstring); `to_json` is what is stored.
+    `topics`: catalog slug -> weight (already times `TAG_WEIGHT`), `names` their display names."""
 
     centroid: Vector
     members: tuple[Member, ...]
     threshold: float = MIN_THRESHOLD
+    topics: Mapping[str, float] = field(default_factory=dict)
+    names: Mapping[str, str] = field(default_factory=dict)
 
-    def score(self, vector: Mapping[str, float]) -> float:
-        """A paper's cosine with the set's centroid."""
-        return dot(vector, self.centroid)
+    def score(self, vector: Mapping[str, float], tags: Iterable[str] = ()) -> float:
+        """A paper's cosine with the set's centroid plus the weights of its catalog `tags`
+        in the set's topic profile."""
+        get = self.topics.get
+        return dot(vector, self.centroid) + sum(get(tag, 0.0) for tag in set(tags))
 
     def closest(self, vector: Mapping[str, float]) -> tuple[Member, float]:
         """The paper of the set most similar to `vector`, and that similarity."""
-        scored = [(_overlap(vector, m.vector), m) for m in self.members]
-        best, member = max(scored, key=lambda item: (item[0], item[1].arxiv_id))
+        get = vector.get  # a member keeps 25 features: look each up (ingest runs this per match)
+        best, member = -1.0, self.members[0]
+        for candidate in self.members:
+            total = 0.0
+            for feature, weight in candidate.vector.items():
+                value = get(feature)
+                if value is not None:
+                    total += value * weight
+            if (total, candidate.arxiv_id) > (best, member.arxiv_id):
+                best, member = total, candidate
         return member, best
 
-    def why(self, vector: Mapping[str, float]) -> str:
-        """What `/why` says of a match: the most similar paper of the set."""
+    def shared(self, tags: Iterable[str]) -> list[str]:
+        """The names of the set's topics among `tags`, weightiest first, at most `SHARED_SHOWN`."""
+        mine = sorted((-self.topics[t], t) for t in set(tags) if t in self.topics)
+        return [self.names.get(t, t) for _, t in mine[:SHARED_SHOWN]]
+
+    def why(self, vector: Mapping[str, float], tags: Iterable[str] = ()) -> str:
+        """What `/why` says of a match: the most similar paper of the set, and the topics
+        the paper shares with the set."""
         member, similarity = self.closest(vector)
-        return f"most like {member.arxiv_id} “{member.title}” (similarity {similarity:.2f})"
+        return self.explain(member, similarity, tags)
+
+    def explain(self, member: Member, similarity: float, tags: Iterable[str] = ()) -> str:
+        """`why` for a closest `member` and its `similarity` already found."""
+        text = f"most like {member.arxiv_id} “{member.title}” (similarity {similarity:.2f})"
+        shared = self.shared(tags)
+        return text + (f"; shares the topics {', '.join(shared)}" if shared else "")
 
     def to_json(self) -> str:
-        data = {
+        data: dict[str, Any] = {
             "centroid": _rounded(self.centroid),
             "members": [[m.arxiv_id, m.title, _rounded(m.vector)] for m in self.members],
         }
+        if self.topics:
+            data["topics"] = [[t, self.names.get(t, t), w] for t, w in sorted(self.topics.items())]
         return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str, threshold: float) -> LikeProfile:
         """The profile `to_json` wrote (its JSON types are the profile's own: str keys,
-        float weights, so they are taken as they are; ingest reads every set each poll)."""
+        float weights, so they are taken as they are; ingest reads every set each poll).
+        A profile stored before topic profiles has no "topics": it scores by text alone."""
         data: Any = json.loads(text)
         members = tuple(
             Member(str(arxiv_id), str(title), dict(vector))
             for arxiv_id, title, vector in data["members"]
         )
-        return cls(dict(data["centroid"]), members, float(threshold))
-
-
-def _overlap(a: Mapping[str, float], b: Mapping[str, float]) -> float:
-    """`dot` over the shared features only, found by a set intersection (faster for `why`)."""
-    return sum(a[feature] * b[feature] for feature in a.keys() & b.keys())
+        rows = data.get("topics") or []
+        topics = {str(slug): float(weight) for slug, _, weight in rows}
+        names = {str(slug): str(name) for slug, name, _ in rows}
+        return cls(dict(data["centroid"]), members, float(threshold), topics, names)
 
 
 def _rounded(vector: Mapping[str, float]) -> dict[str, float]:
@@ -162,34 +193,58 @@ def _pruned(vector: Mapping[str, float], keep: int) -> Vector:
     return normalized(dict(items))
 
 
-def build_profile(papers: Sequence[Paper], keep: int = CENTROID_FEATURES) -> LikeProfile:
-    """The profile of a set (not yet calibrated: `calibrate` sets its threshold)."""
+@dataclass(frozen=True, slots=True)
+class TagRates:
+    """How many papers of a listing carry each catalog tag, for the topics' idf."""
+
+    papers: int
+    counts: Mapping[str, int]
+
+    @classmethod
+    def of(cls, tag_sets: Sequence[Iterable[str]]) -> TagRates:
+        return cls(len(tag_sets), Counter(t for tags in tag_sets for t in set(tags)))
+
+    def idf(self, tag: str) -> float:
+        """log((N + 1) / (n + 1)): 0 for a tag every paper carries, most for one none does."""
+        return math.log((self.papers + 1) / (self.counts.get(tag, 0) + 1))
+
+
+def topic_weights(tag_sets: Sequence[Iterable[str]], rates: TagRates) -> dict[str, float]:
+    """The topic profile of a set whose papers carry `tag_sets` (module docstring): slug ->
+    weight, the weights summing to `TAG_WEIGHT`; empty when no paper carries a rare tag."""
+    if not tag_sets:
+        return {}
+    counts = Counter(t for tags in tag_sets for t in set(tags))
+    raw = {
+        t: (n / len(tag_sets)) ** SHARE_POWER * rates.idf(t) ** IDF_POWER for t, n in counts.items()
+    }
+    total = sum(raw.values())
+    if total <= 0:
+        return {}
+    return {t: round(TAG_WEIGHT * w / total, 4) for t, w in sorted(raw.items()) if w > 0}
+
+
+def build_profile(
+    papers: Sequence[Paper],
+    keep: int = CENTROID_FEATURES,
+    tags: Sequence[Iterable[str]] | None = None,
+    rates: TagRates | None = None,
+    names: Mapping[str, str] | None = None,
+    vectors: Sequence[Mapping[str, float]] | None = None,
+) -> LikeProfile:
+    """The profile of a set (not yet calibrated: `calibrate` sets its threshold). With the
+    papers' catalog `tags` and the listing's `rates`, it has a topic profile (`names`: slug ->
+    display name, for `/why`); without, it is text alone. `vectors`: the papers' own, if known."""
     if not papers:
         raise LikeInputError("A set needs at least one paper.")
-    vectors = [paper_vector(p) for p in papers]
+    vectors = [paper_vector(p) for p in papers] if vectors is None else vectors
     members = tuple(
         Member(p.arxiv_id, short_title(p), _pruned(v, MEMBER_FEATURES))
         for p, v in zip(papers, vectors, strict=True)
     )
-    return LikeProfile(centroid(vectors, keep=keep), members)
-
-
-def threshold_for(scores: Sequence[float], share: float = FIRE_SHARE) -> float:
-    """The score that at most `share` of `scores` exceed (strictly), at least `MIN_THRESHOLD`."""
-    if not scores:
-        return MIN_THRESHOLD
-    ranked = sorted(scores, reverse=True)
-    allowed = math.floor(share * len(ranked))
-    return max(ranked[min(allowed, len(ranked) - 1)], MIN_THRESHOLD)
-
-
-def calibrate(
-    profile: LikeProfile, background: Iterable[Mapping[str, float]], share: float = FIRE_SHARE
-) -> LikeProfile:
-    """`profile` with the threshold that fires on at most `share` of `background` (vectors
-    of papers that are not the set's own)."""
-    scores = [profile.score(vector) for vector in background]
-    return LikeProfile(profile.centroid, profile.members, round(threshold_for(scores, share), 4))
+    topics = topic_weights(tags, rates) if tags is not None and rates is not None else {}
+    shown = {t: (names or {}).get(t, t) for t in topics}
+    return LikeProfile(centroid(vectors, keep=keep), members, MIN_THRESHOLD, topics, shown)
 
 
 def stored_profiles(sets: Iterable[tuple[str, str, float]]) -> dict[str, LikeProfile]:
@@ -202,118 +257,3 @@ def stored_profiles(sets: Iterable[tuple[str, str, float]]) -> dict[str, LikePro
         except (ValueError, KeyError, TypeError):
             continue
     return profiles
-
-
-@cache
-def bundled_background() -> tuple[Paper, ...]:
-    """The bundled day of real papers (`bot/data/README.md`) calibration falls back on."""
-    data = resources.files("bot.data").joinpath("background_papers.jsonl.gz").read_bytes()
-    rows = [json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines()]
-    return tuple(Paper(str(r["arxiv_id"]), str(r["title"]), str(r["abstract"])) for r in rows)
-
-
-def background(stored: Sequence[Paper], own: Iterable[str]) -> list[Paper]:
-    """What a set is calibrated against: the `stored` recent papers when there are at least
-    `MIN_BACKGROUND`, else the bundled day; the set's own papers left out either way."""
-    chosen = stored if len(stored) >= MIN_BACKGROUND else bundled_background()
-    mine = set(own)
-    return [paper for paper in chosen if paper.arxiv_id not in mine]
-
-
-def calibrated_profile(papers: Sequence[Paper], stored: Sequence[Paper]) -> LikeProfile:
-    """The profile of a set of `papers`, calibrated (`background`); CPU only."""
-    profile = build_profile(papers)
-    sample = background(stored, (p.arxiv_id for p in papers))
-    return calibrate(profile, (paper_vector(p) for p in sample))
-
-
-class LikeIndex:
-    """Many sets matched against papers at once (module docstring): tag -> profile."""
-
-    def __init__(self, profiles: Mapping[str, LikeProfile]) -> None:
-        self._profiles = dict(profiles)
-        self._tags = list(self._profiles)
-        self._thresholds = [self._profiles[tag].threshold for tag in self._tags]
-        postings: dict[str, list[tuple[int, float]]] = {}
-        for number, tag in enumerate(self._tags):
-            for feature, weight in self._profiles[tag].centroid.items():
-                postings.setdefault(feature, []).append((number, weight))
-        self._postings = postings
-
-    def __len__(self) -> int:
-        return len(self._tags)
-
-    def scores(self, vector: Mapping[str, float]) -> dict[int, float]:
-        """Set number -> the paper's cosine with that set's centroid, for sets sharing a feature."""
-        totals: dict[int, float] = {}
-        get, postings = totals.get, self._postings.get
-        for feature, value in vector.items():
-            found = postings(feature)
-            if found is None:
-                continue
-            for number, weight in found:
-                totals[number] = get(number, 0.0) + value * weight
-        return totals
-
-    def tag(self, paper: Paper, vector: Mapping[str, float] | None = None) -> dict[str, tuple]:
-        """Tag -> (why,) for every set `paper` is like."""
-        if not self._tags:
-            return {}
-        vector = paper_vector(paper) if vector is None else vector
-        above = [n for n, total in self.scores(vector).items() if total > self._thresholds[n]]
-        return self._found(paper, vector, above)
-
-    def _found(self, paper: Paper, vector: Mapping[str, float], numbers: Iterable[int]) -> dict:
-        found: dict[str, tuple[str, ...]] = {}
-        for number in sorted(numbers):
-            profile = self._profiles[self._tags[number]]
-            if paper.arxiv_id not in {m.arxiv_id for m in profile.members}:
-                found[self._tags[number]] = (profile.why(vector),)
-        return found
-
-    def tag_many(
-        self, papers: Sequence[Paper], vectors: Sequence[Mapping[str, float]]
-    ) -> list[dict[str, tuple]]:
-        """`tag` of each paper (its vector given), all scored in one sparse product."""
-        if not self._tags or not papers:
-            return [{} for _ in papers]
-        import numpy as np  # scikit-learn's own dependencies: loaded only with sets to match
-        from scipy import sparse
-
-        columns = self._columns()
-        rows, cols, values = [], [], []
-        for row, vector in enumerate(vectors):
-            for feature, value in vector.items():
-                col = columns.get(feature)
-                if col is not None:
-                    rows.append(row)
-                    cols.append(col)
-                    values.append(value)
-        shape = (len(papers), len(columns))
-        matrix = sparse.csr_matrix((values, (rows, cols)), shape=shape, dtype=np.float64)
-        product = (matrix @ self._matrix()).tocoo()
-        above = product.data > np.asarray(self._thresholds)[product.col]
-        hits: list[list[int]] = [[] for _ in papers]
-        for row, number in zip(
-            product.row[above].tolist(), product.col[above].tolist(), strict=True
-        ):
-            hits[row].append(number)
-        return [
-            self._found(p, v, h) if h else {} for p, v, h in zip(papers, vectors, hits, strict=True)
-        ]
-
-    def _columns(self) -> dict[str, int]:
-        return {feature: col for col, feature in enumerate(self._postings)}
-
-    def _matrix(self):
-        """Features x sets: each set's centroid weights, columns in `_columns` order."""
-        from scipy import sparse
-
-        rows, cols, values = [], [], []
-        for row, found in enumerate(self._postings.values()):
-            for number, weight in found:
-                rows.append(row)
-                cols.append(number)
-                values.append(weight)
-        shape = (len(self._postings), len(self._tags))
-        return sparse.csr_matrix((values, (rows, cols)), shape=shape)
