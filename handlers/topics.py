@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from bot.domain import Action, Button, Command, Reply, Section, paper_key
+from bot.domain import Action, Button, Command, Reply, Section, SubscriptionKind, paper_key
 from bot.topics.card import paper_item, tag_name
 from bot.topics.content import ask_button
+from bot.topics.like import match_reason
 from bot.topics.resolve import resolve_topic, search
 from bot.topics.tag_rules import stage_refusals
 from handlers.base import CommandSpec, Context
@@ -87,13 +88,17 @@ async def why(cmd: Command, ctx: Context) -> Reply:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
         model = await uow.feedback.model(chat.id) if chat else None
+        liked = {s.tag for s in subs if s.kind == SubscriptionKind.LIKE}
+        sets = [found for t, _ in tags if t in liked and (found := await uow.like_sets.get(t))]
     if paper is None:
         return Reply.text(f"I have no paper {arxiv_id} in the index.", is_error=True)
     own = {subscription_tag(s) for s in subs}
     visible = [(t, w) for t, w in tags if ctx.catalog.by_slug(t) or t in own]
+    topics = [t for t, _ in tags if ctx.catalog.by_slug(t)]
+    like_reasons = {s.tag: match_reason(s.profile, s.threshold, paper, topics) for s in sets}
     reasons = []
     for tag, words in visible:
-        reason = (
+        reason = like_reasons.get(tag) or (
             ", ".join(words) if words and words != ("curated",) else "tagged by the curated index"
         )
         marker = " ★" if tag in own else ""

@@ -90,6 +90,11 @@ def parse_ids(text: str) -> list[str]:
     return ids
 
 
+#: What ingest stores as the reason of a set's tag, before its score ("like score 1.92");
+#: `/why` replaces it with the closest paper of the set and the topics shared.
+SCORE_WHY = "like score"
+
+
 def like_tag(arxiv_ids: Iterable[str]) -> str:
     """The paper tag of a set: "l:" and a hash of its sorted ids (one per set, any order)."""
     key = ",".join(sorted(set(arxiv_ids)))
@@ -245,6 +250,14 @@ def build_profile(
     topics = topic_weights(tags, rates) if tags is not None and rates is not None else {}
     shown = {t: (names or {}).get(t, t) for t in topics}
     return LikeProfile(centroid(vectors, keep=keep), members, MIN_THRESHOLD, topics, shown)
+
+
+def match_reason(profile: str, threshold: float, paper: Paper, tags: Iterable[str]) -> str | None:
+    """What `/why` says of `paper` (with its catalog `tags`) matching a stored set (its profile
+    JSON and threshold): the set's closest paper and the topics shared; None when the stored
+    profile cannot be read."""
+    found = stored_profiles([("", profile, threshold)]).get("")
+    return found.why(paper_vector(paper), tags) if found is not None else None
 
 
 def stored_profiles(sets: Iterable[tuple[str, str, float]]) -> dict[str, LikeProfile]:

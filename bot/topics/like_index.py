@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from bot.domain import Paper
-from bot.topics.like import LikeProfile
+from bot.topics.like import SCORE_WHY, LikeProfile
 from bot.topics.text_model import paper_vector
 
 _TOPIC_KEY = "\x00"  # a topic's key among the index's features (no word key holds it)
@@ -64,18 +64,18 @@ class LikeIndex:
         if not self._tags:
             return {}
         vector = paper_vector(paper) if vector is None else vector
-        tags = frozenset(tags)
-        above = [n for n, total in self.scores(vector, tags).items() if total > self._thresholds[n]]
-        return self._found(paper, vector, tags, above)
+        scores = self.scores(vector, frozenset(tags)).items()
+        above = [(n, total) for n, total in scores if total > self._thresholds[n]]
+        return self._found(paper, above)
 
-    def _found(
-        self, paper: Paper, vector: Mapping[str, float], tags: Iterable[str], numbers: Iterable[int]
-    ) -> dict:
+    def _found(self, paper: Paper, hits: Iterable[tuple[int, float]]) -> dict:
+        """Tag -> (why,) of the sets `paper` is like (set number, score), its own sets left
+        out. The why is the score: `/why` names the closest paper of the set and the topics
+        shared (`LikeProfile.why`), work ingest need not do for every match."""
         found: dict[str, tuple[str, ...]] = {}
-        for number in sorted(numbers):
+        for number, score in sorted(hits):
             if paper.arxiv_id not in self._own[number]:
-                profile = self._profiles[self._tags[number]]
-                found[self._tags[number]] = (profile.why(vector, tags),)
+                found[self._tags[number]] = (f"{SCORE_WHY} {score:.2f}",)
         return found
 
     def tag_many(
@@ -105,15 +105,15 @@ class LikeIndex:
         matrix = sparse.csr_matrix((values, (rows, cols)), shape=shape, dtype=np.float64)
         product = (matrix @ self._matrix()).tocoo()
         above = product.data > np.asarray(self._thresholds)[product.col]
-        hits: list[list[int]] = [[] for _ in papers]
-        for row, number in zip(
-            product.row[above].tolist(), product.col[above].tolist(), strict=True
+        hits: list[list[tuple[int, float]]] = [[] for _ in papers]
+        for row, number, score in zip(
+            product.row[above].tolist(),
+            product.col[above].tolist(),
+            product.data[above].tolist(),
+            strict=True,
         ):
-            hits[row].append(number)
-        return [
-            self._found(p, v, t, h) if h else {}
-            for p, v, t, h in zip(papers, vectors, tag_sets, hits, strict=True)
-        ]
+            hits[row].append((number, score))
+        return [self._found(p, h) if h else {} for p, h in zip(papers, hits, strict=True)]
 
     def _columns(self) -> dict[str, int]:
         return {feature: col for col, feature in enumerate(self._postings)}

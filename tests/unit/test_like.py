@@ -24,6 +24,7 @@ from bot.topics.like import (
     TagRates,
     build_profile,
     like_tag,
+    match_reason,
     parse_ids,
     stored_profiles,
     topic_weights,
@@ -257,6 +258,9 @@ def test_why_names_the_closest_paper_of_the_set_and_json_round_trips() -> None:
     assert again.why(paper_vector(sql[1])).startswith(f"most like {sql[0].arxiv_id} “")
     broken = stored_profiles([("l:1", "{not json", 0.1), ("l:2", profile.to_json(), 0.2)])
     assert list(broken) == ["l:2"]
+    # what /why says of a stored set: the same, or nothing for a profile it cannot read
+    assert match_reason(profile.to_json(), 0.1, sql[1], ()) == again.why(paper_vector(sql[1]))
+    assert match_reason("{not json", 0.1, sql[1], ()) is None
 
 
 def test_hostile_titles_are_kept_as_text_and_cut() -> None:

@@ -104,7 +104,7 @@ async def test_follow_stored_papers_list_and_unfollow(
     # the newest stored papers like the set are tagged at once, never the set's own
     tagged = {a for a, tags in fake.state.tags.items() if tag in tags}
     assert tagged and not tagged & set(ids)
-    assert all(fake.state.tags[a][tag][0].startswith("most like ") for a in tagged)
+    assert all(fake.state.tags[a][tag][0].startswith("like score ") for a in tagged)
 
     listed = await say(ctx, "/list")
     assert f"(similarity above {stored.threshold:.2f})" in "\n".join(listed.lines)
