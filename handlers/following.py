@@ -22,7 +22,7 @@ def _shorten(text: str, width: int = LIST_LINE) -> str:
 def _list_line(sub: Subscription, thresholds: Mapping[str, float]) -> str:
     if sub.kind is SubscriptionKind.LIKE:
         found = thresholds.get(sub.tag)
-        shown = f" (similarity above {found:.2f})" if found is not None else ""
+        shown = f" (match score above {found:.2f})" if found is not None else ""
         return "• " + _shorten(sub.label, LIST_LINE - len(shown)) + shown
     if sub.kind is SubscriptionKind.TOPIC:
         return "• " + _shorten(sub.label)

@@ -62,7 +62,7 @@ def _refusal(message: str) -> Reply:
 
 def threshold_text(threshold: float) -> str:
     """How a set's threshold is shown (the follow reply and /list)."""
-    return f"similarity above {threshold:.2f}, calibrated to fire on at most {FIRE_SHARE:.0%}"
+    return f"match score above {threshold:.2f}, calibrated to fire on at most {FIRE_SHARE:.0%}"
 
 
 def file_too_large(size: int | None) -> Reply | None:

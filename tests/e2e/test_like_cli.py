@@ -39,10 +39,10 @@ def test_follow_like_a_bib_file_then_the_console_lists_it(tmp_path: Path, arxiv:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Now following Papers like “Attention Is All You Need”")
-    assert "(1 paper; similarity above 0." in result.stdout
+    assert "(1 paper; match score above 0." in result.stdout
     assert [r.query["id_list"] for r in arxiv.requests] == [["1706.03762"]]
     listed = paperwatch("console", cwd=tmp_path, stdin="/list\n", env=env(arxiv))
-    assert "• Papers like “Attention Is All You Need” (similarity above 0." in listed.stdout
+    assert "• Papers like “Attention Is All You Need” (match score above 0." in listed.stdout
     again = paperwatch("follow-like", "1706.03762v5", cwd=tmp_path, env=env(arxiv))
     assert again.returncode == 0 and "already follows Papers like" in again.stdout
     assert len(arxiv.requests) == 1  # the stored set is reused: arXiv is not asked again

@@ -67,7 +67,7 @@ async def test_a_bib_shared_in_a_dm_follows_papers_like_its_own(app: App) -> Non
         followed = await uow.like_sets.followed()
     assert [s.arxiv_ids for s in followed] == [("2610.00001", "2610.00002")]
     listed = await app.command("list", channel=DM)
-    assert "Papers like" in listed and "similarity above" in listed
+    assert "Papers like" in listed and "match score above" in listed
     async with app.db.uow() as uow:
         chat = await uow.chats.get(followed_chat())
         kinds = [s.kind for s in await uow.subscriptions.for_chat(chat.id)] if chat else []

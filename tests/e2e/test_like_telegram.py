@@ -104,11 +104,11 @@ def asked(arxiv: FakeArxiv) -> list[list[str]]:
 async def test_a_bib_file_follows_papers_like_its_own(bot: Bot) -> None:
     answer = await bot.send_file(ALICE, BIB)
     assert answer.startswith("Now following Papers like “Agents <script> & "), answer
-    assert "(2 papers; similarity above 0." in answer
+    assert "(2 papers; match score above 0." in answer
     assert asked(bot.arxiv) == [["1706.03762"]]  # only the paper not stored, once
     assert len(await bot.likes()) == 1
     listed = await bot.say(ALICE, "/list")
-    assert "• Papers like “Agents <script> & " in listed and "(similarity above 0." in listed
+    assert "• Papers like “Agents <script> & " in listed and "(match score above 0." in listed
     again = await bot.send_file(ALICE, BIB)
     assert again.startswith("This chat already follows Papers like “Agents <script>")
     async with bot.db.uow() as uow:

@@ -77,7 +77,7 @@ async def test_a_set_tags_alerts_and_explains_new_papers(
     assert followed.startswith("Now following Papers like “"), followed
     tag = like_tag(ids)
     listed = await say(ctx, "/list")
-    assert "Papers like “" in listed and "(similarity above 0." in listed
+    assert "Papers like “" in listed and "(match score above 0." in listed
     await say(ctx, "/digest instant")
 
     await ingest(db, small_catalog, clock, *fl[3:13], *sql[:10])

@@ -93,7 +93,7 @@ async def test_follow_stored_papers_list_and_unfollow(
     assert not reply.is_error and reply.changes_chat
     title = " ".join(fl[0].title.split())[:120]
     assert reply.lines[0].startswith(f"Now following Papers like “{title[:40]}")
-    assert "(3 papers; similarity above 0." in reply.lines[0]
+    assert "(3 papers; match score above 0." in reply.lines[0]
     assert "at most 2% of new papers" in reply.lines[0]
     assert arxiv.asked == []  # all stored: arXiv is not asked
     (sub,) = fake.state.subscriptions
@@ -107,7 +107,7 @@ async def test_follow_stored_papers_list_and_unfollow(
     assert all(fake.state.tags[a][tag][0].startswith("like score ") for a in tagged)
 
     listed = await say(ctx, "/list")
-    assert f"(similarity above {stored.threshold:.2f})" in "\n".join(listed.lines)
+    assert f"(match score above {stored.threshold:.2f})" in "\n".join(listed.lines)
     again = await say(ctx, "/follow like " + " ".join(reversed(ids)))
     assert again.lines[0].startswith("This chat already follows Papers like")
     assert len(fake.state.subscriptions) == 1
