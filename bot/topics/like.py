@@ -90,6 +90,8 @@ def parse_ids(text: str) -> list[str]:
     return ids
 
 
+#: Below this similarity (shown as 0.00: no weighted word shared) `/why` names no member.
+NAMED_SIMILARITY = 0.005
 #: What ingest stores as the reason of a set's tag, before its score ("like score 1.92");
 #: `/why` replaces it with the closest paper of the set and the topics shared.
 SCORE_WHY = "like score"
@@ -159,10 +161,17 @@ class LikeProfile:
         return self.explain(member, similarity, tags)
 
     def explain(self, member: Member, similarity: float, tags: Iterable[str] = ()) -> str:
-        """`why` for a closest `member` and its `similarity` already found."""
-        text = f"most like {member.arxiv_id} “{member.title}” (similarity {similarity:.2f})"
+        """`why` for a closest `member` and its `similarity` already found; a member hardly
+        like the paper (below `NAMED_SIMILARITY`: it matched by its topics) is not named."""
+        parts = []
+        if similarity >= NAMED_SIMILARITY:
+            parts.append(
+                f"most like {member.arxiv_id} “{member.title}” (similarity {similarity:.2f})"
+            )
         shared = self.shared(tags)
-        return text + (f"; shares the topics {', '.join(shared)}" if shared else "")
+        if shared:
+            parts.append(f"shares the topics {', '.join(shared)}")
+        return "; ".join(parts) or f"like the set as a whole (closest: {member.arxiv_id})"
 
     def to_json(self) -> str:
         data: dict[str, Any] = {

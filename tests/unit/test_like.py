@@ -377,3 +377,9 @@ def test_why_names_the_shared_topics_weightiest_first_and_json_keeps_them() -> N
     assert weights == sorted(weights, reverse=True)
     assert again.why(paper_vector(paper)) == profile.why(paper_vector(paper))
     assert "shares" not in again.why(paper_vector(paper))
+    # a paper hardly like any member (it matched by its topics) names no member
+    member = again.members[0]
+    assert again.explain(member, 0.001, tags_of(paper)) == (
+        "shares the topics " + ", ".join(again.shared(tags_of(paper)))
+    )
+    assert again.explain(member, 0.0).startswith("like the set as a whole")
