@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import CheckConstraint, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.models import Base, utcnow
@@ -32,7 +32,11 @@ class VoteRow(Base):
     """A chat's 👍 (+1) or 👎 (-1) on a paper it was sent; a new vote replaces it (0016)."""
 
     __tablename__ = "votes"
-    __table_args__ = (CheckConstraint("value IN (-1, 1)", name="up_or_down"),)
+    __table_args__ = (
+        CheckConstraint("value IN (-1, 1)", name="up_or_down"),
+        # a chat's newest vote in one seek (`FeedbackRepository.stale`)
+        Index("ix_votes_chat_id_voted_at", "chat_id", "voted_at"),
+    )
 
     chat_id: Mapped[int] = mapped_column(
         ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True

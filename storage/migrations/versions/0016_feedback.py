@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0016"
-# The lead re-chains this at merge (0015 is another branch's).
 down_revision: str | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
@@ -38,6 +37,8 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("chat_id", "paper_id", name=op.f("pk_votes")),
     )
+    # A chat's newest vote in one seek: what the worker asks of every chat each round.
+    op.create_index("ix_votes_chat_id_voted_at", "votes", ["chat_id", "voted_at"])
     op.create_table(
         "chat_models",
         sa.Column("chat_id", sa.Integer(), nullable=False),
@@ -59,6 +60,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("chat_models")
+    op.drop_index("ix_votes_chat_id_voted_at", table_name="votes")
     op.drop_table("votes")
     with op.batch_alter_table("chats", schema=None) as batch_op:
         batch_op.drop_column("learned_filter")
