@@ -1,7 +1,7 @@
 """/ask measured: how well it answers the evaluation set, and how fast over 100,000 papers.
 
     .venv/bin/python -m bench.bench_ask [--postgres] [-v] [--skip-quality] [--skip-latency]
-        [--papers N] [--repeat R] [--reuse FILE]
+        [--papers N] [--repeat R] [--reuse FILE] [--questions FILE]
 
 Quality: the 6,117 papers of the relevance development set
 (tests/fixtures/relevance/catalog/dev.jsonl.gz) are stored by `store_papers` with the bundled
@@ -12,6 +12,10 @@ question of `tests/fixtures/ask/questions.jsonl` goes through `handlers.ask.ask_
 without of every stored paper. Scored as the set's README says: hit@3 over the answerable
 questions (a listed paper among the first three cited), "not found" over the unanswerable.
 `--reuse FILE` keeps the SQLite database in FILE and reuses it on the next run.
+`--questions FILE` asks another set in the same format instead (e.g.
+tests/fixtures/ask/fresh.jsonl, the set written after the tuning and measured once), scored
+by the same code; a set other than the default has no tune/check halves, so only its "all"
+figures are printed and `-v` lists none of its misses.
 
 Tuning protocol (tests/fixtures/ask/README.md): the questions are split once by the parity
 of their number, odd = tune, even = check, and the figures are given for each half. `-v`
@@ -60,7 +64,10 @@ def load_questions(path: Path = QUESTIONS) -> list[dict[str, Any]]:
 
 
 def half(question_id: str) -> str:
-    """The question's half for tuning: odd numbers tune, even numbers check."""
+    """The question's half for tuning: odd numbers tune, even numbers check. Only the default
+    set (ids `q..`) was split; another set's questions (e.g. `f..`) are in no half."""
+    if not question_id.startswith("q"):
+        return "none"
     return "tune" if int(question_id.lstrip("q")) % 2 else "check"
 
 
@@ -108,9 +115,10 @@ async def ask_all(db: Database, catalog: Catalog, questions: list[dict[str, Any]
 
 
 def figures(outcomes: list[dict]) -> dict[str, Any]:
-    """hit@3 and not-found, over all questions and over each half."""
+    """hit@3 and not-found, over all questions and over each half the set has."""
     out: dict[str, Any] = {}
-    for name in ("all", "tune", "check"):
+    halves = [name for name in ("tune", "check") if any(o["half"] == name for o in outcomes)]
+    for name in ("all", *halves):
         mine = [o for o in outcomes if name == "all" or o["half"] == name]
         answerable = [o for o in mine if o["answerable"]]
         unanswerable = [o for o in mine if not o["answerable"]]
@@ -148,9 +156,11 @@ async def dev_database(backend: str, reuse: str | None) -> AsyncIterator[str]:
         yield url
 
 
-async def quality(backend: str, reuse: str | None, verbose: bool) -> dict[str, Any]:
+async def quality(
+    backend: str, reuse: str | None, verbose: bool, path: Path = QUESTIONS
+) -> dict[str, Any]:
     catalog = load_catalog()
-    questions = load_questions()
+    questions = load_questions(path)
     async with dev_database(backend, reuse) as url:
         db = Database(url)
         try:
@@ -178,6 +188,8 @@ def report_quality(backend: str, result: dict[str, Any]) -> None:
         f"unanswered {every['unanswered']}"
     )
     for name in ("tune", "check"):
+        if name not in result:
+            continue
         part = result[name]
         print(
             f"{'':>10}  {name}: hit@3 {part['hit3']} = {part['hit3_share']:.3f}, "
@@ -185,10 +197,12 @@ def report_quality(backend: str, result: dict[str, Any]) -> None:
         )
 
 
-async def time_questions(db: Database, catalog: Catalog, repeat: int) -> dict[str, Any]:
+async def time_questions(
+    db: Database, catalog: Catalog, repeat: int, path: Path = QUESTIONS
+) -> dict[str, Any]:
     """p50/p95/max of `ask_papers`, each evaluation question with its topic and without."""
     asks = []
-    for q in load_questions():
+    for q in load_questions(path):
         asks.append((q["question"], *topic_scope(catalog, q["topic"]), q["topic"] or ""))
         if q["topic"]:
             asks.append((q["question"], None, "stored", ""))
@@ -208,7 +222,7 @@ async def time_questions(db: Database, catalog: Catalog, repeat: int) -> dict[st
     }
 
 
-async def latency(backend: str, papers: int, repeat: int) -> dict[str, Any]:
+async def latency(backend: str, papers: int, repeat: int, path: Path = QUESTIONS) -> dict[str, Any]:
     async with fresh_database(backend, "pw_ask_latency") as url:
         start = time.perf_counter()
         await load_tables(url, _tables(papers))
@@ -216,7 +230,7 @@ async def latency(backend: str, papers: int, repeat: int) -> dict[str, Any]:
         load_s = time.perf_counter() - start
         db = Database(url)
         try:
-            found = await time_questions(db, load_catalog(), repeat)
+            found = await time_questions(db, load_catalog(), repeat, path)
         finally:
             await db.dispose()
     found["load_s"] = round(load_s, 1)
@@ -238,19 +252,30 @@ def main() -> None:
     parser.add_argument("--papers", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--reuse", metavar="FILE", help="SQLite file kept between runs")
+    parser.add_argument(
+        "--questions",
+        metavar="FILE",
+        type=Path,
+        default=QUESTIONS,
+        help=f"evaluation set to ask (default {QUESTIONS.relative_to(FIXTURES.parent.parent)})",
+    )
     args = parser.parse_args()
+    path = args.questions.resolve()
     backends = ["sqlite"]
     if args.postgres or os.environ.get("PAPERWATCH_TEST_POSTGRES_URL"):
         backends.append("postgres")
     reuse = str(Path(args.reuse).resolve()) if args.reuse else None
     out: dict[str, Any] = {"papers": args.papers, "repeat": args.repeat}
+    if path != QUESTIONS.resolve():
+        out["questions"] = str(args.questions)
+        print(f"questions: {args.questions} ({len(load_questions(path))})")
     for backend in backends:
         name = "postgresql" if backend == "postgres" else backend
         out[name] = {}
         if not args.skip_quality:
-            out[name]["quality"] = asyncio.run(quality(backend, reuse, args.verbose))
+            out[name]["quality"] = asyncio.run(quality(backend, reuse, args.verbose, path))
         if not args.skip_latency:
-            out[name]["latency"] = asyncio.run(latency(backend, args.papers, args.repeat))
+            out[name]["latency"] = asyncio.run(latency(backend, args.papers, args.repeat, path))
         sys.stdout.flush()
     print(json.dumps(out))
 

@@ -3,7 +3,9 @@ shows a check question's miss (tests/fixtures/ask/README.md, tuning protocol).""
 
 from __future__ import annotations
 
-from bench.bench_ask import figures, half, load_questions, show_misses
+from bench.bench_ask import QUESTIONS, figures, half, load_questions, show_misses
+
+FRESH = QUESTIONS.parent / "fresh.jsonl"
 
 
 def test_the_split_is_by_id_parity_and_halves_the_set():
@@ -50,3 +52,25 @@ def test_figures_count_hits_and_not_found_per_half():
     assert found["all"]["hit3"] == "2/3" and found["all"]["not_found"] == "1/2"
     assert found["tune"]["hit3"] == "1/2" and found["tune"]["not_found"] == "1/1"
     assert found["check"]["hit3"] == "1/1" and found["check"]["not_found"] == "0/1"
+
+
+def test_the_fresh_set_is_in_no_half_and_its_misses_stay_unseen(capsys):
+    """`--questions tests/fixtures/ask/fresh.jsonl`: the fresh set was never split, so only
+    its "all" figures are given and `-v` lists none of its misses (it is measured once)."""
+    questions = load_questions(FRESH)
+    assert questions and all(half(q["id"]) == "none" for q in questions)
+    outcomes = [_outcome(q["id"], ok=False, answerable=bool(q["answers"])) for q in questions]
+    show_misses(outcomes, questions)
+    assert capsys.readouterr().out == ""
+    outcomes[0]["ok"] = True
+    found = figures(outcomes)
+    assert set(found) == {"all"}
+    answerable = sum(bool(q["answers"]) for q in questions)
+    unanswerable = len(questions) - answerable
+    assert found["all"]["hit3"] == f"{int(bool(questions[0]['answers']))}/{answerable}"
+    assert found["all"]["not_found"] == f"{int(not questions[0]['answers'])}/{unanswerable}"
+
+
+def test_the_default_set_keeps_both_halves():
+    outcomes = [_outcome(q["id"], ok=True, answerable=bool(q["answers"])) for q in load_questions()]
+    assert set(figures(outcomes)) == {"all", "tune", "check"}

@@ -1,9 +1,11 @@
-"""The evaluation set for "Ask about this topic" (tests/fixtures/ask/, issue 19).
+"""The evaluation sets for "Ask about this topic" (tests/fixtures/ask/, issue 19).
 
-The file's shape, not any answerer: ids unique, every cited paper is in the corpus the set
-was written from, enough answerable and unanswerable questions, topics that exist in the
-bundled catalog, questions that fit a chat message, and the corpus unchanged since the set
-was written (its sha256 is recorded in the README).
+Both files (questions.jsonl, the set /ask was tuned on, and fresh.jsonl, written later by
+someone who had not seen /ask, and measured once), their shape, not any answerer: ids unique,
+every cited paper is in the corpus the sets were written from, enough answerable and
+unanswerable questions, topics that exist in the bundled catalog, questions that fit a chat
+message, no fresh question repeating an old one, and the corpus unchanged since the sets were
+written (its sha256 is recorded in the README).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import re
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from bot.domain import Paper
 from bot.topics.catalog import Catalog, load_catalog
 from bot.topics.tagger import Tagger
@@ -22,6 +26,13 @@ from bot.topics.tagger import Tagger
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 ASK_DIR = FIXTURES / "ask"
 QUESTIONS = ASK_DIR / "questions.jsonl"
+FRESH = ASK_DIR / "fresh.jsonl"
+
+# Per file: id prefix, at least this many answerable and unanswerable questions.
+SETS = {
+    QUESTIONS.name: ("q", 40, 10),
+    FRESH.name: ("f", 20, 5),
+}
 CORPUS = FIXTURES / "relevance" / "catalog" / "dev.jsonl.gz"
 FIELDS = {"id", "topic", "question", "answers", "note"}
 MAX_QUESTION = 300
@@ -29,8 +40,8 @@ MAX_ANSWERS = 8
 
 
 @cache
-def questions() -> tuple[dict, ...]:
-    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
+def questions(name: str = QUESTIONS.name) -> tuple[dict, ...]:
+    lines = (ASK_DIR / name).read_text(encoding="utf-8").splitlines()
     return tuple(json.loads(line) for line in lines if line.strip())
 
 
@@ -45,64 +56,77 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
-def answerable() -> list[dict]:
-    return [q for q in questions() if q["answers"]]
+def answerable(name: str = QUESTIONS.name) -> list[dict]:
+    return [q for q in questions(name) if q["answers"]]
 
 
-def test_every_line_has_exactly_the_documented_fields() -> None:
-    for q in questions():
+each_set = pytest.mark.parametrize("name", list(SETS))
+
+
+@each_set
+def test_every_line_has_exactly_the_documented_fields(name: str) -> None:
+    for q in questions(name):
         assert set(q) == FIELDS, q.get("id")
-        assert isinstance(q["id"], str) and re.fullmatch(r"q\d{2,}", q["id"]), q["id"]
+        prefix = SETS[name][0]
+        assert isinstance(q["id"], str) and re.fullmatch(prefix + r"\d{2,}", q["id"]), q["id"]
         assert q["topic"] is None or isinstance(q["topic"], str), q["id"]
         assert isinstance(q["answers"], list), q["id"]
         assert all(isinstance(a, str) for a in q["answers"]), q["id"]
         assert isinstance(q["note"], str) and q["note"].strip(), q["id"]
 
 
-def test_ids_and_questions_are_unique() -> None:
-    ids = [q["id"] for q in questions()]
+@each_set
+def test_ids_and_questions_are_unique(name: str) -> None:
+    ids = [q["id"] for q in questions(name)]
     assert len(ids) == len(set(ids))
-    texts = [q["question"].strip().lower() for q in questions()]
+    texts = [q["question"].strip().lower() for q in questions(name)]
     assert len(texts) == len(set(texts))
 
 
-def test_counts_meet_the_issue() -> None:
-    unanswerable = [q for q in questions() if not q["answers"]]
-    assert len(answerable()) >= 40
-    assert len(unanswerable) >= 10
+@each_set
+def test_counts_meet_the_issue(name: str) -> None:
+    unanswerable = [q for q in questions(name) if not q["answers"]]
+    _, at_least_answerable, at_least_unanswerable = SETS[name]
+    assert len(answerable(name)) >= at_least_answerable
+    assert len(unanswerable) >= at_least_unanswerable
 
 
-def test_questions_are_chat_sized() -> None:
-    for q in questions():
+@each_set
+def test_questions_are_chat_sized(name: str) -> None:
+    for q in questions(name):
         text = q["question"].strip()
         assert text, q["id"]
         assert len(q["question"]) <= MAX_QUESTION, q["id"]
 
 
-def test_every_answer_is_a_corpus_paper_cited_once() -> None:
+@each_set
+def test_every_answer_is_a_corpus_paper_cited_once(name: str) -> None:
     papers = corpus()
-    for q in answerable():
+    for q in answerable(name):
         assert len(q["answers"]) <= MAX_ANSWERS, q["id"]
         assert len(set(q["answers"])) == len(q["answers"]), q["id"]
         missing = [a for a in q["answers"] if a not in papers]
         assert not missing, (q["id"], missing)
 
 
-def test_topics_exist_in_the_bundled_catalog() -> None:
+@each_set
+def test_topics_exist_in_the_bundled_catalog(name: str) -> None:
     names = {t.name for t in catalog().topics}
-    unknown = {q["id"]: q["topic"] for q in questions() if q["topic"] not in names | {None}}
+    unknown = {q["id"]: q["topic"] for q in questions(name) if q["topic"] not in names | {None}}
     assert not unknown
 
 
-def test_both_scopes_are_asked() -> None:
-    scoped = [q for q in answerable() if q["topic"] is not None]
-    assert len(scoped) >= len(answerable()) // 3
-    assert len(answerable()) - len(scoped) >= len(answerable()) // 3
+@each_set
+def test_both_scopes_are_asked(name: str) -> None:
+    scoped = [q for q in answerable(name) if q["topic"] is not None]
+    assert len(scoped) >= len(answerable(name)) // 3
+    assert len(answerable(name)) - len(scoped) >= len(answerable(name)) // 3
 
 
-def test_questions_do_not_quote_an_answer_title() -> None:
+@each_set
+def test_questions_do_not_quote_an_answer_title(name: str) -> None:
     papers = corpus()
-    for q in answerable():
+    for q in answerable(name):
         asked = " ".join(q["question"].lower().split())
         for a in q["answers"]:
             title = " ".join(papers[a]["title"].lower().split())
@@ -116,14 +140,15 @@ def _descendants(slug: str) -> set[str]:
     return found
 
 
-def test_a_topic_question_has_an_answer_among_the_topics_papers() -> None:
+@each_set
+def test_a_topic_question_has_an_answer_among_the_topics_papers(name: str) -> None:
     """Asked within a topic, the answerer sees that topic's papers (its rule and its
     sub-topics'); at least one cited paper must be among them or hit@3 is out of reach."""
     tagger = Tagger.from_topics(catalog().topics)
     by_name = {t.name: t for t in catalog().topics}
     papers = corpus()
     unreachable = []
-    for q in answerable():
+    for q in answerable(name):
         if q["topic"] is None:
             continue
         wanted = _descendants(by_name[q["topic"]].slug)
@@ -137,6 +162,16 @@ def test_a_topic_question_has_an_answer_among_the_topics_papers() -> None:
     assert not unreachable
 
 
+def test_the_fresh_set_asks_new_questions() -> None:
+    """fresh.jsonl was written to measure /ask on questions it was not tuned on: none of its
+    questions repeats one of questions.jsonl, and its ids do not collide."""
+    old = {q["question"].strip().lower() for q in questions(QUESTIONS.name)}
+    old_ids = {q["id"] for q in questions(QUESTIONS.name)}
+    for q in questions(FRESH.name):
+        assert q["question"].strip().lower() not in old, q["id"]
+        assert q["id"] not in old_ids, q["id"]
+
+
 def test_readme_records_the_corpus_sha256() -> None:
     digest = hashlib.sha256(CORPUS.read_bytes()).hexdigest()
     readme = (ASK_DIR / "README.md").read_text(encoding="utf-8")
@@ -145,7 +180,8 @@ def test_readme_records_the_corpus_sha256() -> None:
     assert digest in recorded, f"corpus changed since the set was written: {digest}"
 
 
-def test_unanswerable_questions_say_why() -> None:
-    for q in questions():
+@each_set
+def test_unanswerable_questions_say_why(name: str) -> None:
+    for q in questions(name):
         if not q["answers"]:
             assert len(q["note"].strip()) > 40, q["id"]
