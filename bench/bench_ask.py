@@ -53,7 +53,7 @@ from storage.database import Database
 
 QUESTIONS = FIXTURES / "ask" / "questions.jsonl"
 GOAL_HIT3 = 0.8
-GOAL_NOT_FOUND = 8  # of 10
+GOAL_NOT_FOUND = 0.8  # share of the unanswerable questions: 8 of 10 in the issue
 GOAL_P95_S = 0.300
 BATCH = 1000
 
@@ -180,11 +180,12 @@ async def quality(
 def report_quality(backend: str, result: dict[str, Any]) -> None:
     every = result["all"]
     hit_ok = verdict((every["hit3_share"] or 0) >= GOAL_HIT3)
-    nf_ok = verdict(int(every["not_found"].split("/")[0]) >= GOAL_NOT_FOUND)
+    found, asked = (int(n) for n in every["not_found"].split("/"))
+    nf_ok = verdict(asked > 0 and found / asked >= GOAL_NOT_FOUND)
     print(
         f"{backend:>10}: {result['papers']:,} papers; hit@3 {every['hit3']} = "
         f"{every['hit3_share']:.3f} (goal >= {GOAL_HIT3}: {hit_ok}), not found "
-        f"{every['not_found']} (goal >= {GOAL_NOT_FOUND}: {nf_ok}); answerable left "
+        f"{every['not_found']} (goal >= {GOAL_NOT_FOUND:.0%}: {nf_ok}); answerable left "
         f"unanswered {every['unanswered']}"
     )
     for name in ("tune", "check"):
