@@ -30,10 +30,12 @@ import collections
 import itertools
 import json
 import time
+from collections.abc import Sequence
 
 from bench.fixtures import FIXTURES, daily_listing, json_records
 from bench.harness import best_of, fresh_database
 from bot.domain import ChatRef, Platform, SubscriptionKind
+from bot.ports import LikeSet
 from bot.services.ingest import rule_tags, store_papers
 from bot.topics import authors
 from bot.topics.authors import AuthorNameError, parse_author
@@ -108,16 +110,28 @@ def chosen_follows(names: list[str], listing: list) -> list[str]:
     return followed
 
 
-async def ingest_once(followed: list[str], listing: list) -> float:
-    """Seconds to store the listing (tags and alerts) with one chat following `followed`."""
+async def follow_all(db: Database, followed: Sequence[str], sets: Sequence[LikeSet] = ()) -> None:
+    """One chat following every author of `followed` and every set of `sets`."""
+    async with db.uow() as uow:
+        chat = await uow.chats.get_or_create(ChatRef(Platform.CONSOLE, "1"))
+        for like_set in sets:
+            await uow.like_sets.save(like_set)
+            tag = like_set.tag
+            await uow.subscriptions.add(chat.id, SubscriptionKind.LIKE, tag, tag, tag)
+        for target in followed:
+            tag = parse_author(target).tag
+            await uow.subscriptions.add(chat.id, SubscriptionKind.AUTHOR, target, target, tag)
+        await uow.commit()
+
+
+async def ingest_once(
+    followed: Sequence[str], listing: list, sets: Sequence[LikeSet] = ()
+) -> float:
+    """Seconds to store the listing (tags and alerts) with one chat following `followed`
+    authors (and `sets` of papers like these)."""
     async with fresh_database("sqlite", "pw_authors") as url:
         db = Database(url)
-        async with db.uow() as uow:
-            chat = await uow.chats.get_or_create(ChatRef(Platform.CONSOLE, "1"))
-            for target in followed:
-                tag = parse_author(target).tag
-                await uow.subscriptions.add(chat.id, SubscriptionKind.AUTHOR, target, target, tag)
-            await uow.commit()
+        await follow_all(db, followed, sets)
         authors._read_name.cache_clear()
         start = time.perf_counter()
         await store_papers(db.uow, listing, load_catalog())

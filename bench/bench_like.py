@@ -36,17 +36,14 @@ import asyncio
 import json
 import random
 import statistics
-import time
 from dataclasses import replace
 
 from bench import bench_authors
 from bench.fixtures import daily_listing
 from bench.harness import fresh_database
 from bench.relevance_catalog import evaluate, labelled_topics, load_split, rule_tagger
-from bot.domain import ChatRef, Platform, SubscriptionKind
 from bot.ports import LikeSet
 from bot.services.ingest import store_papers
-from bot.topics import authors
 from bot.topics.catalog import load_catalog
 from bot.topics.like import FIRE_SHARE, build_profile, like_tag
 from bot.topics.like_calibration import (
@@ -177,38 +174,10 @@ def like_sets(count: int = SETS) -> list[LikeSet]:
     return sets
 
 
-async def ingest_once(sets: list[LikeSet], followed: list[str], listing: list) -> float:
-    """Seconds to store the listing with one chat following `sets` and `followed` authors."""
-    async with fresh_database("sqlite", "pw_like") as url:
-        db = Database(url)
-        async with db.uow() as uow:
-            chat = await uow.chats.get_or_create(ChatRef(Platform.CONSOLE, "1"))
-            for like_set in sets:
-                await uow.like_sets.save(like_set)
-                kind, tag = SubscriptionKind.LIKE, like_set.tag
-                await uow.subscriptions.add(chat.id, kind, tag, tag, tag)
-            for target in followed:
-                tag = authors.parse_author(target).tag
-                await uow.subscriptions.add(chat.id, SubscriptionKind.AUTHOR, target, target, tag)
-            await uow.commit()
-        authors._read_name.cache_clear()
-        start = time.perf_counter()
-        await store_papers(db.uow, listing, load_catalog())
-        elapsed = time.perf_counter() - start
-        await db.dispose()
-    return elapsed
-
-
 async def matched(sets: list[LikeSet], followed: list[str], listing: list) -> dict[str, int]:
     async with fresh_database("sqlite", "pw_like") as url:
         db = Database(url)
-        async with db.uow() as uow:
-            chat = await uow.chats.get_or_create(ChatRef(Platform.CONSOLE, "1"))
-            for like_set in sets:
-                await uow.like_sets.save(like_set)
-                kind, tag = SubscriptionKind.LIKE, like_set.tag
-                await uow.subscriptions.add(chat.id, kind, tag, tag, tag)
-            await uow.commit()
+        await bench_authors.follow_all(db, followed, sets)
         await store_papers(db.uow, listing, load_catalog())
         fired = []
         async with db.uow() as uow:
@@ -227,10 +196,10 @@ def cost_figures() -> dict[str, object]:
     followed = bench_authors.chosen_follows(bench_authors.dev_names(), listing)
     rounds = [  # alternated, so that a busy machine slows each alike
         (
-            asyncio.run(ingest_once([], [], listing)),
-            asyncio.run(ingest_once(sets, followed, listing)),
-            asyncio.run(ingest_once(sets, [], listing)),
-            asyncio.run(ingest_once([], followed, listing)),
+            asyncio.run(bench_authors.ingest_once([], listing)),
+            asyncio.run(bench_authors.ingest_once(followed, listing, sets)),
+            asyncio.run(bench_authors.ingest_once([], listing, sets)),
+            asyncio.run(bench_authors.ingest_once(followed, listing)),
         )
         for _ in range(3)
     ]
