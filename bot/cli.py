@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     like.add_argument("ids", nargs="*", help="arXiv ids, instead of --bib")
     retag = add("retag", cmd_retag, "re-tag every stored paper (after changing the catalog)")
     retag.add_argument("--catalog", type=Path, help=CATALOG_HELP)
-    db = add("db", cmd_db, "the database: migrate it, show its revision, back it up")
+    db = add("db", cmd_db, "the database: upgrade its schema, show its revision, back it up")
     _db_actions(db)
     return parser
 
