@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from bot.domain import Command, Paper, Reply, SubscriptionKind
+from bot.domain import Command, Paper, Reply, Subscription, SubscriptionKind
 from bot.ports import UnitOfWork
 from bot.topics.authors import AuthorIndex, AuthorNameError, AuthorPattern, parse_author
 from handlers import subscriptions
@@ -106,20 +106,34 @@ async def unfollow(cmd: Command, ctx: Context) -> Reply:
         target = parse_author(name).canonical
     except AuthorNameError as error:
         return _refusal(error)
+
+    def pick(authors: Sequence[Subscription]) -> Subscription | None:
+        found = next((s for s in authors if s.target == target), None)
+        return found or find_subscription(name, authors, ctx.catalog)
+
+    missing = f'You don\'t follow the author "{name}". /list shows what you follow.'
+    return await unfollow_one(cmd, ctx, KIND, pick, missing, "the author ")
+
+
+async def unfollow_one(
+    cmd: Command,
+    ctx: Context,
+    kind: SubscriptionKind,
+    pick: Callable[[Sequence[Subscription]], Subscription | None],
+    missing: str,
+    what: str = "",
+) -> Reply:
+    """Stop the chat's subscription of `kind` that `pick` chooses among them (an author, a
+    set of papers); `missing` is the answer when there is none."""
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
-        authors = [s for s in subs if s.kind is KIND]
-        found = next((s for s in authors if s.target == target), None)
-        found = found or find_subscription(name, authors, ctx.catalog)
+        found = pick([s for s in subs if s.kind is kind])
         if chat is None or found is None:
-            return Reply.text(
-                f'You don\'t follow the author "{name}". /list shows what you follow.',
-                is_error=True,
-            )
-        await uow.subscriptions.remove(chat.id, KIND, found.target)
+            return Reply.text(missing, is_error=True)
+        await uow.subscriptions.remove(chat.id, kind, found.target)
         await uow.commit()
-    return Reply(lines=(f"Stopped following the author {found.label}.",), changes_chat=True)
+    return Reply(lines=(f"Stopped following {what}{found.label}.",), changes_chat=True)
 
 
 FOLLOW = replace(

@@ -209,18 +209,10 @@ async def unfollow(cmd: Command, ctx: Context) -> Reply:
     text = like_text(cmd.args)
     if text is None:
         return await author_follows.unfollow(cmd, ctx)
-    async with ctx.uow() as uow:
-        chat = await uow.chats.get(cmd.chat)
-        subs = await uow.subscriptions.for_chat(chat.id) if chat else []
-        found = _find(text, [s for s in subs if s.kind is KIND], ctx)
-        if chat is None or found is None:
-            return Reply.text(
-                f'You don\'t follow papers like "{text}". /list shows what you follow.',
-                is_error=True,
-            )
-        await uow.subscriptions.remove(chat.id, KIND, found.target)
-        await uow.commit()
-    return Reply(lines=(f"Stopped following {found.label}.",), changes_chat=True)
+    missing = f'You don\'t follow papers like "{text}". /list shows what you follow.'
+    return await author_follows.unfollow_one(
+        cmd, ctx, KIND, lambda likes: _find(text, likes, ctx), missing
+    )
 
 
 def _find(text: str, likes: Sequence[Subscription], ctx: Context) -> Subscription | None:
