@@ -1,7 +1,7 @@
 """The evaluation sets for "Ask about this topic" (tests/fixtures/ask/, issue 19).
 
-Both files (questions.jsonl, the set /ask was tuned on, and fresh.jsonl, written later by
-someone who had not seen /ask, and measured once), their shape, not any answerer: ids unique,
+All three files (questions.jsonl, the set /ask was tuned on; fresh.jsonl and fresh2.jsonl,
+each written later by someone who had not seen /ask), their shape, not any answerer: ids unique,
 every cited paper is in the corpus the sets were written from, enough answerable and
 unanswerable questions, topics that exist in the bundled catalog, questions that fit a chat
 message, no fresh question repeating an old one, and the corpus unchanged since the sets were
@@ -27,11 +27,13 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 ASK_DIR = FIXTURES / "ask"
 QUESTIONS = ASK_DIR / "questions.jsonl"
 FRESH = ASK_DIR / "fresh.jsonl"
+FRESH2 = ASK_DIR / "fresh2.jsonl"
 
 # Per file: id prefix, at least this many answerable and unanswerable questions.
 SETS = {
     QUESTIONS.name: ("q", 40, 10),
     FRESH.name: ("f", 20, 5),
+    FRESH2.name: ("g", 30, 8),
 }
 CORPUS = FIXTURES / "relevance" / "catalog" / "dev.jsonl.gz"
 FIELDS = {"id", "topic", "question", "answers", "note"}
@@ -162,14 +164,18 @@ def test_a_topic_question_has_an_answer_among_the_topics_papers(name: str) -> No
     assert not unreachable
 
 
-def test_the_fresh_set_asks_new_questions() -> None:
-    """fresh.jsonl was written to measure /ask on questions it was not tuned on: none of its
-    questions repeats one of questions.jsonl, and its ids do not collide."""
-    old = {q["question"].strip().lower() for q in questions(QUESTIONS.name)}
-    old_ids = {q["id"] for q in questions(QUESTIONS.name)}
-    for q in questions(FRESH.name):
-        assert q["question"].strip().lower() not in old, q["id"]
-        assert q["id"] not in old_ids, q["id"]
+def test_the_fresh_sets_ask_new_questions() -> None:
+    """fresh.jsonl and fresh2.jsonl were written to measure /ask on questions it was not tuned
+    on: none of their questions repeats one of an earlier file, and no id is used twice across
+    the three files."""
+    seen_questions: set[str] = set()
+    seen_ids: set[str] = set()
+    for name in SETS:  # in the order the files were written
+        for q in questions(name):
+            assert q["question"].strip().lower() not in seen_questions, q["id"]
+            assert q["id"] not in seen_ids, q["id"]
+        seen_questions |= {q["question"].strip().lower() for q in questions(name)}
+        seen_ids |= {q["id"] for q in questions(name)}
 
 
 def test_readme_records_the_corpus_sha256() -> None:
