@@ -68,6 +68,7 @@ from bot.arxiv.responses import ArxivHTTPError
 from bot.log_json import log_context
 from bot.services.deliver import Deliverer
 from bot.services.digests import fold_due_digests
+from bot.services.like_recalibration import recalibrate_due
 from bot.services.peers import Peers
 from bot.services.poll import Poller, PollOutcome
 from bot.services.spikes import check_spikes
@@ -198,13 +199,18 @@ class Jobs:
 
     async def _after_poll(self) -> None:
         """Spike heads-ups, then the new alerts out at once (workers also look every
-        `deliver_interval`)."""
+        `deliver_interval`); then the "papers like these" sets due are recalibrated on the
+        grown index (`bot.services.like_recalibration`), for the next poll's matching."""
         if self._catalog is not None:
             try:
                 await check_spikes(self._db.uow, self._catalog, self._clock())
             except Exception:
                 log.exception("momentum check failed; retried after the next poll")
         await self.deliver()
+        try:
+            await recalibrate_due(self._db.uow, self._catalog, self._clock())
+        except Exception:
+            log.exception("like-set recalibration failed; retried after the next poll")
 
     @_stops_quietly
     async def digests(self) -> None:

@@ -33,7 +33,7 @@ from bot.topics.like import (
     like_tag,
     parse_ids,
 )
-from bot.topics.like_calibration import calibrated_profile
+from bot.topics.like_calibration import BACKGROUND_PAPERS, background_size, calibrated_profile
 from bot.topics.like_index import LikeIndex
 from bot.topics.tag_rules import catalog_tagger
 from handlers import author_follows, subscriptions
@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 LIKE_WORD = "like"
 LIKE_USAGE = f"/follow like <arXiv id> [<arXiv id> ...] (up to {MAX_LIKE}), or send a .bib file"
 KIND = SubscriptionKind.LIKE
-BACKGROUND = 2000  # recent stored papers a new set is calibrated against
 # /follow like with 50 ids written as URLs: longer than a query may be.
 LIKE_ARGS = 4000
 
@@ -110,7 +109,7 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
         subs = await uow.subscriptions.for_chat(chat.id) if chat else []
         stored = {i: await uow.papers.get(i) for i in ids}
         known = await uow.like_sets.get(tag)
-        recent = [] if known else await uow.papers.latest(None, limit=BACKGROUND)
+        recent = [] if known else await uow.papers.latest(None, limit=BACKGROUND_PAPERS)
     same = next((s for s in subs if s.tag == tag), None)
     if same is not None:
         return Reply.text(f"This chat already follows {same.label}.")
@@ -121,7 +120,8 @@ async def follow(cmd: Command, ctx: Context) -> Reply:
         if isinstance(papers, Reply):
             return papers
         profile = await asyncio.to_thread(calibrated_profile, papers, recent, ctx.catalog)
-        known = LikeSet(tag, tuple(ids), profile.to_json(), profile.threshold)
+        calibrated = (ctx.clock(), background_size(recent))
+        known = LikeSet(tag, tuple(ids), profile.to_json(), profile.threshold, *calibrated)
     return await _subscribe(cmd, ctx, known)
 
 

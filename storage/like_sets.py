@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.domain import SubscriptionKind
@@ -14,7 +15,14 @@ from storage.models_personal import LikeSetRow
 
 
 def _like_set(row: LikeSetRow) -> LikeSet:
-    return LikeSet(row.tag, tuple(json.loads(row.arxiv_ids)), row.profile, row.threshold)
+    return LikeSet(
+        row.tag,
+        tuple(json.loads(row.arxiv_ids)),
+        row.profile,
+        row.threshold,
+        row.calibrated_at,
+        row.calibrated_on,
+    )
 
 
 class LikeSetRepository:
@@ -28,6 +36,8 @@ class LikeSetRepository:
                 arxiv_ids=json.dumps(list(like_set.arxiv_ids)),
                 profile=like_set.profile,
                 threshold=like_set.threshold,
+                calibrated_at=like_set.calibrated_at,
+                calibrated_on=like_set.calibrated_on,
             )
         )
         await self._s.flush()
@@ -46,3 +56,10 @@ class LikeSetRepository:
             select(LikeSetRow).where(LikeSetRow.tag.in_(followed)).order_by(LikeSetRow.tag)
         )
         return [_like_set(row) for row in rows]
+
+    async def recalibrated(self, tag: str, threshold: float, at: datetime, on: int) -> None:
+        await self._s.execute(
+            update(LikeSetRow)
+            .where(LikeSetRow.tag == tag)
+            .values(threshold=threshold, calibrated_at=at, calibrated_on=on)
+        )

@@ -26,6 +26,10 @@ class LikeSetRow(Base):
     profile: Mapped[str] = mapped_column(Text)  # `LikeProfile.to_json`
     threshold: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # when the threshold was last calibrated and on how many stored papers (0: the bundled
+    # day), so the worker knows which sets to recalibrate (0018)
+    calibrated_at: Mapped[datetime | None] = mapped_column(default=None)
+    calibrated_on: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class VoteRow(Base):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from bot.domain import Paper
@@ -12,12 +13,16 @@ from bot.domain import Paper
 @dataclass(frozen=True, slots=True)
 class LikeSet:
     """A stored set: its tag (the LIKE subscriptions' tag), its arXiv ids in the order
-    given, its profile (`bot.topics.like.LikeProfile.to_json`) and its threshold."""
+    given, its profile (`bot.topics.like.LikeProfile.to_json`) and its threshold, when that
+    was calibrated and on how many stored papers (0: on the bundled day,
+    `bot.topics.like_calibration`)."""
 
     tag: str
     arxiv_ids: tuple[str, ...]
     profile: str
     threshold: float
+    calibrated_at: datetime | None = None
+    calibrated_on: int = 0
 
 
 class LikeSetStore(Protocol):
@@ -32,6 +37,11 @@ class LikeSetStore(Protocol):
     async def followed(self) -> Sequence[LikeSet]:
         """Every set a LIKE subscription of an active chat follows, once each, by tag:
         what ingest matches new papers against."""
+        ...
+
+    async def recalibrated(self, tag: str, threshold: float, at: datetime, on: int) -> None:
+        """The set of `tag` has the `threshold` calibrated `at` on `on` stored papers (no
+        change when no set has that tag)."""
         ...
 
 

@@ -121,13 +121,16 @@ class Member:
 @dataclass(frozen=True, slots=True)
 class LikeProfile:
     """A set as matching needs it (module docstring); `to_json` is what is stored.
-    `topics`: catalog slug -> weight (already times `TAG_WEIGHT`), `names` their display names."""
+    `topics`: catalog slug -> weight (already times `TAG_WEIGHT`), `names` their display names;
+    `own_level`: the least threshold the set's own papers call for (`like_calibration`), which
+    a recalibration keeps (0 for a set of few papers, or stored before it was kept)."""
 
     centroid: Vector
     members: tuple[Member, ...]
     threshold: float = MIN_THRESHOLD
     topics: Mapping[str, float] = field(default_factory=dict)
     names: Mapping[str, str] = field(default_factory=dict)
+    own_level: float = 0.0
 
     def score(self, vector: Mapping[str, float], tags: Iterable[str] = ()) -> float:
         """A paper's cosine with the set's centroid plus the weights of its catalog `tags`
@@ -180,13 +183,16 @@ class LikeProfile:
         }
         if self.topics:
             data["topics"] = [[t, self.names.get(t, t), w] for t, w in sorted(self.topics.items())]
+        if self.own_level > 0:
+            data["own_level"] = self.own_level
         return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str, threshold: float) -> LikeProfile:
         """The profile `to_json` wrote (its JSON types are the profile's own: str keys,
         float weights, so they are taken as they are; ingest reads every set each poll).
-        A profile stored before topic profiles has no "topics": it scores by text alone."""
+        A profile stored before topic profiles has no "topics": it scores by text alone; one
+        stored before own levels were kept has none (0)."""
         data: Any = json.loads(text)
         members = tuple(
             Member(str(arxiv_id), str(title), dict(vector))
@@ -195,7 +201,8 @@ class LikeProfile:
         rows = data.get("topics") or []
         topics = {str(slug): float(weight) for slug, _, weight in rows}
         names = {str(slug): str(name) for slug, name, _ in rows}
-        return cls(dict(data["centroid"]), members, float(threshold), topics, names)
+        own_level = float(data.get("own_level", 0.0))
+        return cls(dict(data["centroid"]), members, float(threshold), topics, names, own_level)
 
 
 def _rounded(vector: Mapping[str, float]) -> dict[str, float]:

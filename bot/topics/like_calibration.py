@@ -7,7 +7,12 @@ never below `MIN_THRESHOLD`; so a like subscription fires on at most about 2% of
 listing, however broad its set is. When the set has at least `SELF_MIN` papers, the threshold
 is also never below the score its own papers reach when each is left out of the set
 (`SELF_QUANTILE` of those scores): a set whose papers are close to each other and far from
-the rest of the listing then fires on fewer papers than its budget allows.
+the rest of the listing then fires on fewer papers than its budget allows. That least threshold
+is kept in the profile (`own_level`).
+
+**Recalibration** (`recalibrate`, run by `bot.services.like_recalibration` as the index grows):
+the same budget over a newer background, the profile and its own level unchanged; a set made
+on the bundled day is recalibrated on the bot's own papers once enough are stored.
 
 Pure, but for reading the bundled background from the package.
 """
@@ -35,6 +40,7 @@ from bot.topics.tag_rules import catalog_tagger
 from bot.topics.text_model import Vector, paper_vector
 
 MIN_BACKGROUND = 300  # fewer stored papers than this: calibrate on the bundled sample
+BACKGROUND_PAPERS = 2000  # the newest stored papers a set is calibrated against
 SELF_QUANTILE = 0.1  # the threshold is at most the score of this share of the set's own papers
 SELF_MIN = 3  # a set of fewer papers has no left-out scores (the budget alone sets it)
 
@@ -86,11 +92,46 @@ def calibrate(
     own: Sequence[float] = (),
 ) -> LikeProfile:
     """`profile` with the threshold that fires on at most `share` of `background` (each paper
-    not the set's own, as its vector and its catalog tags), and never below `self_level` of
-    the set's `own` left-out scores."""
+    not the set's own, as its vector and its catalog tags), and never below its own level:
+    `self_level` of the set's `own` left-out scores when given, else the level the profile
+    keeps (a recalibration)."""
+    level = self_level(own) if own else profile.own_level
     scores = [profile.score(vector, tags) for vector, tags in background]
-    threshold = max(round(threshold_for(scores, share), 4), self_level(own))
-    return replace(profile, threshold=threshold)
+    threshold = max(round(threshold_for(scores, share), 4), level)
+    return replace(profile, threshold=threshold, own_level=level)
+
+
+Described = dict[str, tuple[Vector, frozenset[str]]]
+
+
+def background_size(stored: Sequence[Paper]) -> int:
+    """How many stored papers a set calibrated with `stored` was calibrated on: 0 when there
+    are too few and the bundled day stands in for them."""
+    return len(stored) if len(stored) >= MIN_BACKGROUND else 0
+
+
+def described_background(stored: Sequence[Paper], catalog: Catalog | None) -> Described:
+    """arXiv id -> vector and catalog tags of what sets are calibrated against: the `stored`
+    recent papers when there are at least `MIN_BACKGROUND`, else the bundled day."""
+    if not background_size(stored):
+        return _bundled_tagged(catalog)
+    tagger = catalog_tagger(catalog) if catalog is not None else None
+    return {
+        p.arxiv_id: (paper_vector(p), frozenset(tagger.tag(p)) if tagger else frozenset())
+        for p in stored
+    }
+
+
+def _without(described: Described, own: Iterable[str]) -> list[tuple[Vector, frozenset[str]]]:
+    """The background rows of `described`, a set's `own` papers left out."""
+    mine = set(own)
+    return [row for arxiv_id, row in described.items() if arxiv_id not in mine]
+
+
+def recalibrate(profile: LikeProfile, own: Iterable[str], described: Described) -> LikeProfile:
+    """`profile` (of the set of arXiv ids `own`) calibrated anew against `described`
+    (`described_background`): the threshold alone changes."""
+    return calibrate(profile, _without(described, own))
 
 
 @cache
@@ -119,30 +160,15 @@ def _bundled_tagged(catalog: Catalog | None) -> dict[str, tuple[Vector, frozense
     }
 
 
-def background(stored: Sequence[Paper], own: Iterable[str]) -> list[Paper]:
-    """What a set is calibrated against: the `stored` recent papers when there are at least
-    `MIN_BACKGROUND`, else the bundled day; the set's own papers left out either way."""
-    chosen = stored if len(stored) >= MIN_BACKGROUND else bundled_background()
-    mine = set(own)
-    return [paper for paper in chosen if paper.arxiv_id not in mine]
-
-
 def calibrated_profile(
     papers: Sequence[Paper], stored: Sequence[Paper], catalog: Catalog | None = None
 ) -> LikeProfile:
-    """The profile of a set of `papers`, calibrated (`background`); CPU only. With a
-    `catalog`, the set's papers and the background are tagged by its tagger (the one ingest
-    uses) and the profile has topics; without, it is text alone."""
-    sample = background(stored, (p.arxiv_id for p in papers))
-    bundled = _bundled_tagged(catalog) if len(stored) < MIN_BACKGROUND else {}
+    """The profile of a set of `papers`, calibrated against `stored` recent papers
+    (`described_background`); CPU only. With a `catalog`, the set's papers and the background
+    are tagged by its tagger (the one ingest uses) and the profile has topics; without, it is
+    text alone."""
+    rows = _without(described_background(stored, catalog), (p.arxiv_id for p in papers))
     tagger = catalog_tagger(catalog) if catalog is not None else None
-
-    def described(paper: Paper) -> tuple[Vector, frozenset[str]]:
-        if paper.arxiv_id in bundled:
-            return bundled[paper.arxiv_id]
-        return paper_vector(paper), frozenset(tagger.tag(paper)) if tagger else frozenset()
-
-    rows = [described(p) for p in sample]
     vectors = [paper_vector(p) for p in papers]
     tags = [frozenset(tagger.tag(p)) for p in papers] if tagger else None
     rates = TagRates.of([t for _, t in rows]) if tagger else None

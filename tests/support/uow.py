@@ -496,6 +496,12 @@ class FakeLikeSets:
         }
         return [self._state.like_sets[tag] for tag in sorted(tags & self._state.like_sets.keys())]
 
+    async def recalibrated(self, tag: str, threshold: float, at: datetime, on: int) -> None:
+        if (known := self._state.like_sets.get(tag)) is not None:
+            self._state.like_sets[tag] = replace(
+                known, threshold=threshold, calibrated_at=at, calibrated_on=on
+            )
+
 
 def _not_faked(part: str) -> NoReturn:
     raise NotImplementedError(f"the fake unit of work has no {part}: test it on a database")

@@ -30,10 +30,12 @@ from bot.topics.like import (
     topic_weights,
 )
 from bot.topics.like_calibration import (
-    background,
+    background_size,
     bundled_background,
     calibrated_profile,
+    described_background,
     left_out_scores,
+    recalibrate,
     self_level,
     threshold_for,
 )
@@ -199,12 +201,39 @@ def test_a_set_fires_on_about_two_percent_of_another_day() -> None:
 
 def test_stored_papers_calibrate_when_there_are_enough() -> None:
     papers = positives("federated-learning")[:10]
-    own = [p.arxiv_id for p in papers]
     stored = random.Random(7).sample(sorted(dev().values(), key=lambda p: p.arxiv_id), 400)
     stored += papers  # the set's own papers are never its background
-    assert background(stored, own) == [p for p in stored if p.arxiv_id not in own]
-    assert background(stored[:50], own) == list(bundled_background())
+    assert list(described_background(stored, None)) == [p.arxiv_id for p in stored]
+    assert background_size(stored) == 410 and background_size(stored[:50]) == 0
+    bundled = [p.arxiv_id for p in bundled_background()]
+    assert list(described_background(stored[:50], None)) == bundled
     assert len(bundled_background()) > 500
+    alone = calibrated_profile(papers, stored[:400])
+    assert calibrated_profile(papers, stored).threshold == alone.threshold  # own ones left out
+
+
+def test_recalibration_moves_the_threshold_with_the_background_and_keeps_the_own_level() -> None:
+    papers = positives("quantum-machine-learning")[:10]
+    own = [p.arxiv_id for p in papers]
+    profile = calibrated_profile(papers, [], catalog())  # a new deployment: the bundled day
+    kept = LikeProfile.from_json(profile.to_json(), profile.threshold)
+    assert kept.own_level == profile.own_level > 0  # stored with the profile
+    ranked = sorted(dev().values(), key=lambda p: p.arxiv_id)
+    stored = random.Random(3).sample(ranked, 600)
+    again = recalibrate(kept, own, described_background(stored, catalog()))
+    assert again.threshold >= kept.own_level and again.own_level == kept.own_level
+    assert again.topics == kept.topics and again.centroid == kept.centroid  # threshold alone
+    tagger = catalog_tagger(catalog())
+    scores = [again.score(paper_vector(p), tagger.tag(p)) for p in stored]
+    assert sum(score > again.threshold for score in scores) <= FIRE_SHARE * len(stored)
+    # a background full of papers like the set: the budget raises the threshold
+    alike = stored[:300] + positives("quantum-machine-learning")[10:] * 5
+    crowded = recalibrate(kept, own, described_background(alike, catalog()))
+    assert crowded.threshold > again.threshold
+    # a level not kept (a profile stored before it was): the budget alone
+    old = LikeProfile.from_json(build_profile(papers).to_json(), 0.3)
+    assert old.own_level == 0.0 and '"own_level"' not in build_profile(papers).to_json()
+    assert recalibrate(old, own, described_background(stored, None)).threshold >= MIN_THRESHOLD
 
 
 def test_a_set_finds_its_topic_and_not_another() -> None:
