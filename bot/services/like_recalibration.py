@@ -32,8 +32,9 @@ from bot.topics.like_calibration import (
 log = logging.getLogger(__name__)
 
 RECALIBRATE_AFTER = timedelta(days=7)
-#: Sets recalibrated per poll at most, the longest-waiting first (each scores the background
-#: once: about 10 ms for 2,000 papers); the rest wait for the next poll.
+#: Sets recalibrated per poll at most, the longest-waiting first; the rest wait for the next
+#: poll. Describing 2,000 background papers once took 2.8 s and each set 44 ms more (measured
+#: on the dev split, two loaded cores): about 12 s in a thread for a full batch.
 PER_POLL = 200
 
 
