@@ -198,9 +198,8 @@ class Jobs:
             await self._after_poll()
 
     async def _after_poll(self) -> None:
-        """Spike heads-ups, then the new alerts out at once (workers also look every
-        `deliver_interval`); then the "papers like these" sets due are recalibrated on the
-        grown index (`bot.services.like_recalibration`), for the next poll's matching."""
+        """Spike heads-ups, the new alerts out at once (workers also look every
+        `deliver_interval`), then like sets recalibrated (`bot.services.like_recalibration`)."""
         if self._catalog is not None:
             try:
                 await check_spikes(self._db.uow, self._catalog, self._clock())
