@@ -1,7 +1,7 @@
 """/ask measured: how well it answers the evaluation set, and how fast over 100,000 papers.
 
     .venv/bin/python -m bench.bench_ask [--postgres] [-v] [--skip-quality] [--skip-latency]
-        [--papers N] [--repeat R] [--reuse FILE] [--questions FILE]
+        [--papers N] [--repeat R] [--reuse FILE] [--questions FILE [--tuning-set]]
 
 Quality: the 6,117 papers of the relevance development set
 (tests/fixtures/relevance/catalog/dev.jsonl.gz) are stored by `store_papers` with the bundled
@@ -15,7 +15,9 @@ questions (a listed paper among the first three cited), "not found" over the una
 `--questions FILE` asks another set in the same format instead (e.g.
 tests/fixtures/ask/fresh.jsonl, the set written after the tuning and measured once), scored
 by the same code; a set other than the default has no tune/check halves, so only its "all"
-figures are printed and `-v` lists none of its misses.
+figures are printed and `-v` lists none of its misses, unless `--tuning-set` says the whole
+set is tuning material (fresh.jsonl once measured): then `-v` lists all of its misses. Never
+for a set still to be measured blind (fresh2.jsonl): its misses would be seen before its figure.
 
 Tuning protocol (tests/fixtures/ask/README.md): the questions are split once by the parity
 of their number, odd = tune, even = check, and the figures are given for each half. `-v`
@@ -132,11 +134,15 @@ def figures(outcomes: list[dict]) -> dict[str, Any]:
     return out
 
 
-def show_misses(outcomes: list[dict], questions: list[dict[str, Any]]) -> None:
-    """The misses of tune questions; check questions' misses stay unseen (the protocol)."""
+def show_misses(
+    outcomes: list[dict], questions: list[dict[str, Any]], tuning_set: bool = False
+) -> None:
+    """The misses of tune questions; check questions' misses stay unseen (the protocol).
+    `tuning_set`: a set without halves that is all tuning material, whose misses are shown."""
     text = {q["id"]: q for q in questions}
+    shown = ("tune", "none") if tuning_set else ("tune",)
     for o in outcomes:
-        if o["half"] != "tune" or o["ok"]:
+        if o["half"] not in shown or o["ok"]:
             continue
         q = text[o["id"]]
         why = "not found" if not o["found"] else f"cited {', '.join(o['cited'])}"
@@ -157,7 +163,11 @@ async def dev_database(backend: str, reuse: str | None) -> AsyncIterator[str]:
 
 
 async def quality(
-    backend: str, reuse: str | None, verbose: bool, path: Path = QUESTIONS
+    backend: str,
+    reuse: str | None,
+    verbose: bool,
+    path: Path = QUESTIONS,
+    tuning_set: bool = False,
 ) -> dict[str, Any]:
     catalog = load_catalog()
     questions = load_questions(path)
@@ -173,7 +183,7 @@ async def quality(
     result = {"papers": stored, "store_s": round(store_s, 1), **figures(outcomes)}
     report_quality(backend, result)
     if verbose:
-        show_misses(outcomes, questions)
+        show_misses(outcomes, questions, tuning_set)
     return result
 
 
@@ -260,6 +270,11 @@ def main() -> None:
         default=QUESTIONS,
         help=f"evaluation set to ask (default {QUESTIONS.relative_to(FIXTURES.parent.parent)})",
     )
+    parser.add_argument(
+        "--tuning-set",
+        action="store_true",
+        help="the --questions set is all tuning material (never a blind one): -v lists its misses",
+    )
     args = parser.parse_args()
     path = args.questions.resolve()
     backends = ["sqlite"]
@@ -274,7 +289,9 @@ def main() -> None:
         name = "postgresql" if backend == "postgres" else backend
         out[name] = {}
         if not args.skip_quality:
-            out[name]["quality"] = asyncio.run(quality(backend, reuse, args.verbose, path))
+            out[name]["quality"] = asyncio.run(
+                quality(backend, reuse, args.verbose, path, args.tuning_set)
+            )
         if not args.skip_latency:
             out[name]["latency"] = asyncio.run(latency(backend, args.papers, args.repeat, path))
         sys.stdout.flush()

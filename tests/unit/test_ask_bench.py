@@ -71,6 +71,21 @@ def test_the_fresh_set_is_in_no_half_and_its_misses_stay_unseen(capsys):
     assert found["all"]["not_found"] == f"{int(not questions[0]['answers'])}/{unanswerable}"
 
 
+def test_a_set_named_tuning_material_lists_its_misses_but_never_check_ones(capsys):
+    """`--tuning-set`: the fresh set, once measured, is tuning material (-v lists its misses);
+    the flag does not open the default set's check half."""
+    fresh = load_questions(FRESH)
+    outcomes = [_outcome(q["id"], ok=False, answerable=bool(q["answers"])) for q in fresh]
+    show_misses(outcomes, fresh, tuning_set=True)
+    shown = capsys.readouterr().out
+    assert all(f"MISS {q['id']} " in shown for q in fresh)
+    questions = load_questions()
+    outcomes = [_outcome(q["id"], ok=False, answerable=bool(q["answers"])) for q in questions]
+    show_misses(outcomes, questions, tuning_set=True)
+    shown = capsys.readouterr().out
+    assert all((f"MISS {q['id']} " in shown) == (half(q["id"]) == "tune") for q in questions)
+
+
 def test_the_default_set_keeps_both_halves():
     outcomes = [_outcome(q["id"], ok=True, answerable=bool(q["answers"])) for q in load_questions()]
     assert set(figures(outcomes)) == {"all", "tune", "check"}
