@@ -1,11 +1,11 @@
 """The evaluation sets for "Ask about this topic" (tests/fixtures/ask/, issue 19).
 
-All three files (questions.jsonl, the set /ask was tuned on; fresh.jsonl and fresh2.jsonl,
-each written later by someone who had not seen /ask), their shape, not any answerer: ids unique,
-every cited paper is in the corpus the sets were written from, enough answerable and
-unanswerable questions, topics that exist in the bundled catalog, questions that fit a chat
-message, no fresh question repeating an old one, and the corpus unchanged since the sets were
-written (its sha256 is recorded in the README).
+All four files (questions.jsonl, the set /ask was tuned on; fresh.jsonl, fresh2.jsonl and
+fresh3.jsonl, each written later by someone who had not seen /ask), their shape, not any
+answerer: ids unique, every cited paper is in the corpus the sets were written from, enough
+answerable and unanswerable questions, topics that exist in the bundled catalog, questions that
+fit a chat message, no fresh question repeating an old one, and the corpus unchanged since the
+sets were written (its sha256 is recorded in the README).
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ ASK_DIR = FIXTURES / "ask"
 QUESTIONS = ASK_DIR / "questions.jsonl"
 FRESH = ASK_DIR / "fresh.jsonl"
 FRESH2 = ASK_DIR / "fresh2.jsonl"
+FRESH3 = ASK_DIR / "fresh3.jsonl"
 
 # Per file: id prefix, at least this many answerable and unanswerable questions.
 SETS = {
     QUESTIONS.name: ("q", 40, 10),
     FRESH.name: ("f", 20, 5),
     FRESH2.name: ("g", 30, 8),
+    FRESH3.name: ("h", 30, 8),
 }
 CORPUS = FIXTURES / "relevance" / "catalog" / "dev.jsonl.gz"
 FIELDS = {"id", "topic", "question", "answers", "note"}
@@ -165,9 +167,8 @@ def test_a_topic_question_has_an_answer_among_the_topics_papers(name: str) -> No
 
 
 def test_the_fresh_sets_ask_new_questions() -> None:
-    """fresh.jsonl and fresh2.jsonl were written to measure /ask on questions it was not tuned
-    on: none of their questions repeats one of an earlier file, and no id is used twice across
-    the three files."""
+    """The fresh files were written to measure /ask on questions it was not tuned on: none of
+    their questions repeats one of an earlier file, and no id is used twice across the files."""
     seen_questions: set[str] = set()
     seen_ids: set[str] = set()
     for name in SETS:  # in the order the files were written
