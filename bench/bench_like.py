@@ -4,6 +4,7 @@ to the topic's rule, and what 1,000 followed sets (with 1,000 followed authors) 
     .venv/bin/python -m bench.bench_like            # both parts
     .venv/bin/python -m bench.bench_like --quality  # the table only
     .venv/bin/python -m bench.bench_like --cost     # the cost only
+    .venv/bin/python -m bench.bench_like --drift    # the budget kept over later days only
 
 1. Quality, for every topic labelled on dev (tests/fixtures/relevance/catalog, its README):
    a set of 10 of the topic's labelled positives, drawn with a seeded random generator
@@ -25,6 +26,13 @@ to the topic's rule, and what 1,000 followed sets (with 1,000 followed authors) 
    fresh SQLite database where one chat follows 1,000 sets (of 10 dev papers each, drawn
    at random) and 1,000 authors (`bench.bench_authors`), against the same with none, and
    with the sets alone and the authors alone; best of 3 alternated rounds. Goal: under 2 s.
+3. Drift: the same sets as in 1, calibrated on the bundled day as on a new deployment; on
+   each day of the second half of the dev days (by date), the share of that day's papers each
+   set fires on, as calibrated and as recalibrated the way the poller does
+   (`bot.services.like_recalibration`) on the 2,000 newest dev papers of the days before it.
+   The budget is 2%: the figures are the mean and median share and how many (set, day) pairs
+   exceed twice it. (The bundled day is itself a dev day, 2026-06-30, so the first column is
+   calibration on the same kind of listing; a deployment on other categories has no such luck.)
 
 The last line is JSON with every figure.
 """
@@ -39,17 +47,26 @@ import statistics
 from dataclasses import replace
 
 from bench import bench_authors
-from bench.fixtures import daily_listing
+from bench.fixtures import daily_listing, json_records
 from bench.harness import fresh_database
-from bench.relevance_catalog import evaluate, labelled_topics, load_split, rule_tagger
+from bench.relevance_catalog import (
+    CATALOG_DIR,
+    evaluate,
+    labelled_topics,
+    load_split,
+    rule_tagger,
+)
 from bot.ports import LikeSet
 from bot.services.ingest import store_papers
 from bot.topics.catalog import load_catalog
 from bot.topics.like import FIRE_SHARE, build_profile, like_tag
 from bot.topics.like_calibration import (
+    BACKGROUND_PAPERS,
     bundled_background,
     calibrate,
     calibrated_profile,
+    described_background,
+    recalibrate,
     threshold_for,
 )
 from bot.topics.tag_rules import catalog_tagger
@@ -218,12 +235,56 @@ def cost_figures() -> dict[str, object]:
     }
 
 
+def drift_figures() -> dict[str, object]:
+    catalog = load_catalog()
+    papers = load_split("dev")
+    dates = {r["arxiv_id"]: r["date"] for r in json_records(CATALOG_DIR / "dev.jsonl.gz")}
+    days = sorted(set(dates.values()))
+    later = days[len(days) // 2 :]
+    by_date = sorted(papers.values(), key=lambda p: (dates[p.arxiv_id], p.arxiv_id))
+    everything = described_background(by_date, catalog)  # every dev paper, described once
+    sets = []
+    for topic in labelled_topics("dev")[0]:
+        positives = sorted(lb.arxiv_id for lb in topic.labels if lb.label)
+        if len(positives) > SEEDS:
+            seeds = sorted(random.Random(f"like/{topic.slug}").sample(positives, SEEDS))
+            sets.append((seeds, calibrated_profile([papers[i] for i in seeds], [], catalog)))
+    before, after = [], []
+    for day in later:
+        # what the poller would have stored by then: the newest papers of the days before
+        stored = [p.arxiv_id for p in by_date if dates[p.arxiv_id] < day][-BACKGROUND_PAPERS:]
+        described = {i: everything[i] for i in stored}
+        listing = {i: row for i, row in everything.items() if dates[i] == day}
+        for seeds, made in sets:
+            moved = recalibrate(made, seeds, described)
+            others = [row for i, row in listing.items() if i not in seeds]
+            for profile, shares in ((made, before), (moved, after)):
+                fired = sum(profile.score(v, t) > profile.threshold for v, t in others)
+                shares.append(fired / max(len(others), 1))
+
+    def summed(shares: list[float]) -> dict[str, object]:
+        return {
+            "mean_share": round(statistics.mean(shares), 4),
+            "median_share": round(statistics.median(shares), 4),
+            "over_twice_the_budget": sum(share > 2 * FIRE_SHARE for share in shares),
+        }
+
+    return {
+        "later_days": len(later),
+        "sets": len(sets),
+        "pairs": len(before),
+        "on_the_bundled_day": summed(before),
+        "recalibrated_before_each_day": summed(after),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quality", action="store_true", help="only the quality table")
     parser.add_argument("--cost", action="store_true", help="only the cost")
+    parser.add_argument("--drift", action="store_true", help="only the budget over later days")
     args = parser.parse_args()
-    both = not (args.quality or args.cost)
+    both = not (args.quality or args.cost or args.drift)
     figures: dict[str, object] = {}
     if both or args.quality:
         quality = quality_figures()
@@ -234,6 +295,9 @@ def main() -> None:
     if both or args.cost:
         figures["cost"] = cost_figures()
         print("cost:", figures["cost"])
+    if both or args.drift:
+        figures["drift"] = drift_figures()
+        print("drift:", figures["drift"])
     print(json.dumps(figures, sort_keys=True))
 
 
