@@ -32,7 +32,9 @@ to the topic's rule, and what 1,000 followed sets (with 1,000 followed authors) 
    (`bot.services.like_recalibration`) on the 2,000 newest dev papers of the days before it.
    The budget is 2%: the figures are the mean and median share and how many (set, day) pairs
    exceed twice it. (The bundled day is itself a dev day, 2026-06-30, so the first column is
-   calibration on the same kind of listing; a deployment on other categories has no such luck.)
+   calibration on the same kind of listing.) The same sets on a deployment that follows all of
+   arXiv (the 2024-11-28 listing, physics and maths included): half of it stored and
+   recalibrated on, the other half met.
 
 The last line is JSON with every figure.
 """
@@ -262,6 +264,18 @@ def drift_figures() -> dict[str, object]:
                 fired = sum(profile.score(v, t) > profile.threshold for v, t in others)
                 shares.append(fired / max(len(others), 1))
 
+    # a deployment on all of arXiv (the 2024-11-28 listing, physics and maths included): half
+    # of it stored, the other half the listing the sets then meet
+    broad = described_background(daily_listing(), catalog)
+    stored_half = {i: row for n, (i, row) in enumerate(sorted(broad.items())) if n % 2 == 0}
+    met_half = [row for i, row in broad.items() if i not in stored_half]
+    broad_before, broad_after = [], []
+    for seeds, made in sets:
+        moved = recalibrate(made, seeds, stored_half)
+        for profile, shares in ((made, broad_before), (moved, broad_after)):
+            fired = sum(profile.score(v, t) > profile.threshold for v, t in met_half)
+            shares.append(fired / len(met_half))
+
     def summed(shares: list[float]) -> dict[str, object]:
         return {
             "mean_share": round(statistics.mean(shares), 4),
@@ -275,6 +289,8 @@ def drift_figures() -> dict[str, object]:
         "pairs": len(before),
         "on_the_bundled_day": summed(before),
         "recalibrated_before_each_day": summed(after),
+        "all_of_arxiv_on_the_bundled_day": summed(broad_before),
+        "all_of_arxiv_recalibrated_on_its_other_half": summed(broad_after),
     }
 
 
