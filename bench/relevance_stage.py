@@ -130,13 +130,16 @@ def _title_only(paper: Paper) -> Document:
 
 
 def fit(rows: Sequence[Example], strength: float) -> LinearModel | None:
-    """The stage's model on `rows`, pruned as shipped; None when one answer is missing."""
+    """The stage's model on `rows`, pruned as shipped; None when one answer is missing, or
+    when no feature is in `MIN_PAPERS` of them (a fold of a few papers: nothing to learn)."""
     if len({row.label for row in rows}) < 2:
         return None
     seen: Counter[str] = Counter()
     for row in rows:
         seen.update(row.vector)
     vectors = [{f: v for f, v in r.vector.items() if seen[f] >= MIN_PAPERS} for r in rows]
+    if not any(vectors):
+        return None
     model = fit_linear(vectors, [r.label for r in rows], strength=strength)
     return LinearModel.from_json(model.to_json(keep=KEEP_WEIGHTS))
 

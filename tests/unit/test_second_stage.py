@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -133,6 +134,18 @@ def test_decide_filters_rule_matches_and_accepts_candidates_only_above_accept() 
     assert not decide(outside, 5.0, None) and not decide(outside, 5.0, None, None)
     assert decide(outside, 1.0, None, 0.5) and not decide(outside, 0.4, None, 0.5)
     assert not decide(Example("z", True, False, "d", {}), 9.0, None, 0.0)
+
+
+def test_no_model_from_papers_that_share_no_feature() -> None:
+    """A fold of a few papers whose words all differ leaves nothing to learn from: no model
+    (the rule decides there), not an error that stops the training of every topic."""
+    rows = [
+        Example("2601.00001", True, True, "2026-01-01", {"alpha": 1.0}),
+        Example("2601.00002", False, True, "2026-01-01", {"beta": 1.0}),
+    ]
+    assert fit(rows, 1.0) is None
+    shared = [replace(r, vector={**r.vector, "gamma": 1.0}) for r in rows]
+    assert fit(shared, 1.0) is not None
 
 
 def test_the_shipped_file_loads_fits_the_catalog_and_the_labels(catalog: Catalog) -> None:
