@@ -382,3 +382,13 @@ def test_the_second_readings_cover_exactly_the_papers_drawn_for_them():
         drawn = json.loads(record.read_text(encoding="utf-8"))
         labels = load_labels(CATALOG_DIR / "audit" / "labels" / f"{record.stem}.jsonl")
         assert sorted(lb.arxiv_id for lb in labels) == sorted(drawn["dev"] + drawn["holdout"])
+
+
+def test_the_like_benchs_tuning_topics_are_labelled_and_stay_fixed():
+    """bench_like reports its constants on topics they were not chosen on; the tuning half is
+    named, so a topic labelled later lands in "rest" and a renamed one is noticed here."""
+    from bench.bench_like import TUNE_TOPICS
+
+    labelled = {path.stem for path in (CATALOG_DIR / "labels" / "dev").glob("*.jsonl")}
+    assert len(TUNE_TOPICS) == 21
+    assert labelled >= TUNE_TOPICS
