@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import random
 from collections import defaultdict
 from typing import Any
 
@@ -104,11 +105,30 @@ async def test_a_share_of_the_rate_keeps_several_processes_under_the_overall_lim
     every = [t for times in sent.values() for t in times]
     assert len(every) == 360
     assert windows_ok(every, 30, 1.0)  # at most 30 in any second, all three together
-    assert max(every) < 360 / 30 * 1.1  # and each keeps close to its third of the rate
+    assert max(every) < 360 / 30 * 1.15  # and each keeps close to its third of the rate
     limiters[0].share(30)  # the others stopped: the whole rate again
     alone = await send_all(limiters[0], time, list(range(1000, 1060)), 1)
     times = sorted(t for each in alone.values() for t in each)
     assert times[-1] - times[0] < 60 / 30 * 1.1
+
+
+async def test_shared_rates_leave_room_for_jitter_between_the_processes() -> None:
+    # Two workers' sends reach Telegram up to 60 ms later than they left, each by its own
+    # delay: Telegram counts arrivals, and must still never see more than 30 in a second.
+    time = VirtualTime()
+    limiters = [TelegramRateLimiter(clock=time.clock, sleep=time.sleep) for _ in range(2)]
+    for limiter in limiters:
+        limiter.share(15)
+    sent: dict[int, list[float]] = defaultdict(list)
+    runs = [
+        sends(limiter, time, list(range(100 * n, 100 * n + 60)), 4, sent)
+        for n, limiter in enumerate(limiters)
+    ]
+    await time.run(asyncio.gather(*runs))
+    jitter = random.Random(7)
+    arrivals = [t + jitter.uniform(0.0, 0.06) for times in sent.values() for t in times]
+    assert len(arrivals) == 480
+    assert windows_ok(arrivals, 30, 1.0)
 
 
 async def test_a_share_that_is_not_a_whole_number_a_second_is_kept_in_full() -> None:
@@ -118,7 +138,7 @@ async def test_a_share_that_is_not_a_whole_number_a_second_is_kept_in_full() -> 
     sent = await send_all(limiter, time, list(range(1, 61)), 1)
     every = sorted(t for times in sent.values() for t in times)
     assert all(b - a >= 1 / 7.5 for a, b in itertools.pairwise(every))
-    assert every[-1] < 59 / 7.5 * 1.05  # not 7 a second
+    assert every[-1] < 59 / 7.5 * 1.15  # not 7 a second (a share keeps 10% in hand)
 
 
 async def test_groups_keep_twenty_a_minute() -> None:

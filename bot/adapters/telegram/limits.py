@@ -14,7 +14,9 @@ spaces sends instead, on the times they are actually sent:
 - a 429 holds back only the chat it was about, for `retry_after`, then retries (up to
   `rate_limit_args` times: the outbox worker asks for none and requeues the row);
 - several processes sending for one bot each keep a share of the overall rate
-  (`share`, from `bot.services.peers`);
+  (`share`, from `bot.services.peers`), less a little more slack: they cannot see each
+  other's send times, so one process's sends bunched by jitter on the way are not made
+  up for by the others;
 - at most `max_in_flight` of these requests are in flight at once (`MAX_IN_FLIGHT`);
   the rest wait here, in order, and take their overall slot when their turn comes.
 
@@ -52,6 +54,9 @@ MARGIN = 1.03  # 3% slack over Telegram's overall and group figures, for jitter
 # Two sends to one chat can arrive closer together than they left (network jitter):
 # keep 10% more between them.
 CHAT_MARGIN = 1.10
+# Processes sharing the overall rate each leave 7% more of their share unused (10% in
+# all): jitter of up to ~70 ms on one process's sends still keeps the sum under the rate.
+SHARED_SLACK = 1.07
 # Sends on the wire at once: enough for 30 messages/s at round trips up to ~250 ms, and
 # for over 500 messages/s to a server on this machine (bench/bench_delivery.py).
 MAX_IN_FLIGHT = 8
@@ -101,7 +106,9 @@ class TelegramRateLimiter(BaseRateLimiter[int]):
     def share(self, rate: float) -> None:
         """Keep to `rate` of the overall messages a second: other processes send for this
         bot too. Per-chat and per-group limits stay whole: each chat is sent to by one
-        process."""
+        process. A share smaller than the whole rate keeps SHARED_SLACK more room."""
+        if rate < self._rate:
+            rate /= SHARED_SLACK
         self._overall(min(self._rate, max(rate, 1e-3)))
 
     def _overall(self, rate: float) -> None:
