@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bench.relevance_catalog import (
     ESTIMATED,
+    dev_folds,
     errors,
     labelled_topics,
     load_split,
@@ -179,8 +180,13 @@ def topic_report(catalog: Catalog, text: str, fold: str | None = None) -> int:
             print(f"  {label.arxiv_id} {paper.title[:90]}")
             print(f"      {STRATUM[stratum]}, weight {weight:.1f}; note: {label.note}{matched}")
     hits = unlabelled_hits([topic], papers, catalog, tagger)[slug]
-    print(f"\nunlabelled hits in stratum C (read them): {hits['count']} ({hits['reason']})")
-    for arxiv_id in hits["ids"]:
+    ids = hits["ids"]
+    if fold is not None:  # only the fold's days: a tune run names no check-day paper
+        folds = dev_folds()
+        ids = [arxiv_id for arxiv_id in ids if folds.get(arxiv_id) == fold]
+    count = hits["count"] if hits["count"] is None else len(ids)
+    print(f"\nunlabelled hits in stratum C{days} (read them): {count} ({hits['reason']})")
+    for arxiv_id in ids:
         print(f"  {arxiv_id} {papers[arxiv_id].title[:90]}")
     return 0
 

@@ -124,3 +124,26 @@ def test_freeze_refuses_while_a_held_out_label_file_does_not_fit_its_pool(
     assert relevance.main(["--freeze"]) == 2
     assert "t (holdout): bad" in capsys.readouterr().out
     assert not frozen.exists()
+
+
+def test_a_tune_report_names_no_check_day_paper(capsys, monkeypatch):
+    """`--fold tune --topic` lists errors and unlabelled hits of tune days only: a tuner
+    must not see the check days' papers, only their figures."""
+    found, _ = labelled_topics("dev", fold="tune")
+    slug = found[0].slug
+    folds = relevance_report.dev_folds()
+    by_fold = {
+        fold: sorted(i for i, f in folds.items() if f == fold)[:3] for fold in ("tune", "check")
+    }
+
+    def hits(topics, papers, catalog, tagger):  # a hit on each fold's days
+        ids = by_fold["tune"] + by_fold["check"]
+        return {t.slug: {"count": len(ids), "ids": ids, "reason": "test"} for t in topics}
+
+    monkeypatch.setattr(relevance_report, "unlabelled_hits", hits)
+    assert relevance.main(["--fold", "tune", "--topic", slug]) == 0
+    out = capsys.readouterr().out
+    shown = set(re.findall(r"\b\d{4}\.\d{4,5}\b", out))
+    assert set(by_fold["tune"]) <= shown
+    assert not shown & {i for i, f in folds.items() if f == "check"}
+    assert "unlabelled hits in stratum C, tune days (read them): 3" in out
