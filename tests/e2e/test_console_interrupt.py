@@ -4,13 +4,17 @@ pressed: asyncio.run waited for the thread blocked reading the line being typed.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pty
+import signal
 import subprocess
 import sys
 import termios
 from pathlib import Path
+
+import pytest
 
 from tests.e2e.test_unreachable import Terminal
 
@@ -24,6 +28,7 @@ def _own_terminal() -> None:
 
 def test_ctrl_c_ends_the_terminal_chat_without_waiting_for_enter(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAPERWATCH_", "ARXIV_"))}
+    env["PYTHONFAULTHANDLER"] = "1"  # SIGABRT prints every thread's stack (see below)
     master, slave = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "console"],
@@ -42,7 +47,16 @@ def test_ctrl_c_ends_the_terminal_chat_without_waiting_for_enter(tmp_path: Path)
         terminal.wait_for(lambda: "Papers in the index" in terminal.screen, "/status")
         terminal.type("/fol")  # a line half typed
         terminal.type("\x03")  # Ctrl-C
-        terminal.wait_for(lambda: terminal.ended, "the chat to end, with no Enter pressed")
+        try:
+            terminal.wait_for(lambda: terminal.ended, "the chat to end, with no Enter pressed")
+        except pytest.fail.Exception:
+            # Still running: show where it waits (its threads' stacks, and its log).
+            process.send_signal(signal.SIGABRT)
+            with contextlib.suppress(pytest.fail.Exception):
+                terminal.wait_for(lambda: terminal.ended, "the stacks", seconds=10)
+            log = tmp_path / "paperwatch.log"
+            logged = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+            pytest.fail(f"Ctrl-C did not end the chat:\n{terminal.screen}\nlog:\n{logged}")
         assert process.wait(timeout=30) == 130, terminal.screen
     finally:
         process.kill()
