@@ -20,10 +20,13 @@ from tests.e2e.test_unreachable import Terminal
 
 
 def _own_terminal() -> None:
-    """In the child: make the pseudo-terminal its controlling terminal, as a shell does, so
-    that Ctrl-C typed there is a SIGINT to it."""
+    """In the child, as a shell starts a foreground job: the pseudo-terminal is its
+    controlling terminal, so that Ctrl-C typed there is a SIGINT to it, and SIGINT is at its
+    default. A pytest worker of the whole suite runs with SIGINT ignored, which exec keeps:
+    the chat would then never see a Ctrl-C (seen in full runs, never alone)."""
     os.setsid()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_ctrl_c_ends_the_terminal_chat_without_waiting_for_enter(tmp_path: Path) -> None:
@@ -37,7 +40,7 @@ def test_ctrl_c_ends_the_terminal_chat_without_waiting_for_enter(tmp_path: Path)
         stderr=slave,
         cwd=tmp_path,
         env=env,
-        preexec_fn=_own_terminal,  # only setsid and an ioctl, before exec
+        preexec_fn=_own_terminal,  # setsid, an ioctl and a signal reset, before exec
     )
     os.close(slave)
     terminal = Terminal(master)
