@@ -48,10 +48,17 @@ if TYPE_CHECKING:
 
 # Field numbers: token tuples exist for the first three, word sets for all four.
 TITLE, ABSTRACT, AUTHORS, TEXT = 0, 1, 2, 3
+# Not a field: the heads of the title's words (`Document.words[TITLE_HEADS]`).
+TITLE_HEADS = 4
+# Letters of a word's head: the shortest prefix a query may look for (`agent*`: "age").
+HEAD = 3
 
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _WORD = re.compile(r"[^\W_]+")
-_ASCII_GAPS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+# ASCII bytes -> themselves lower-cased when a letter or digit, else a space.
+_ASCII_WORDS = bytes(ord(chr(c).lower()) if chr(c).isalnum() else 32 for c in range(128)) + bytes(
+    range(128, 256)
+)
 _SEPARATOR = ""  # placed between two authors' tokens so that phrases never span them
 
 EXCEPTIONS: dict[str, str] = {
@@ -97,7 +104,7 @@ def normalize(text: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Split normalised `text` into word tokens (runs of letters and digits)."""
     if text.isascii():  # fast path, same result: ASCII is already NFKC and has no invisibles
-        return text.lower().translate(_ASCII_GAPS).split()
+        return text.encode().translate(_ASCII_WORDS).decode().split()
     return _WORD.findall(normalize(text))
 
 
@@ -154,6 +161,8 @@ def _singular(token: str) -> str:
 
 def author_keys(name: str) -> tuple[str, ...]:
     """Matching keys of an author name: accent-folded tokens, no plural rule."""
+    if name.isascii():
+        return tuple(tokenize(name))
     return tuple(fold_accents(token) for token in tokenize(name))
 
 
@@ -162,8 +171,10 @@ class Document:
 
     `tokens[f]` is the key sequence of field f (TITLE, ABSTRACT, AUTHORS; the
     author sequence separates authors with ""), `words[f]` its set (with TEXT =
-    title + abstract), `raw(f)` the set of tokens before plural normalisation
-    (used for `agent*` prefixes) and `categories` the lower-cased categories.
+    title + abstract, and TITLE_HEADS the first HEAD letters of the title's tokens,
+    which a title prefix cannot match without), `raw(f)` the set of tokens before
+    plural normalisation (used for `agent*` prefixes) and `categories` the lower-cased
+    categories.
     """
 
     __slots__ = ("_raw", "_raw_tokens", "_sorted", "categories", "tokens", "words")
@@ -182,7 +193,8 @@ class Document:
         self.tokens = (title_keys, abstract_keys, author_tokens)
         title_set, abstract_set = frozenset(title_keys), frozenset(abstract_keys)
         author_set = frozenset(author_tokens) - {_SEPARATOR}
-        self.words = (title_set, abstract_set, author_set, title_set | abstract_set)
+        heads = frozenset([token[:HEAD] for token in raw_title])
+        self.words = (title_set, abstract_set, author_set, title_set | abstract_set, heads)
         # Title and abstract apart are needed only by ti:/abs: prefixes: made on first use.
         self._raw: list[frozenset[str] | None] = [None, None, author_set, None]
         self._raw_tokens = (raw_title, raw_abstract)

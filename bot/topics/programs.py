@@ -31,22 +31,39 @@ def term_test(field: int | None, keys: tuple[str, ...], prefix: bool) -> Test:
 
 
 def term_program(field: int | None, keys: tuple[str, ...], prefix: bool, label: str) -> Program:
-    """The program of one term: `term_test` recording `label`, one call for plain words."""
-    if field is None or prefix or len(keys) > 1:
-        return labelled(term_test(field, keys, prefix), label)
+    """The program of one term: `term_test` recording `label`. Words, phrases and prefixes
+    (all but categories) are tested in the program itself, one call instead of two."""
     where, key = field, keys[0]
+    if where is not None and len(keys) > 1:
+        has_phrase = Document.has_phrase
 
-    def run(doc: Document, why: list[str]) -> bool:
-        if key in doc.words[where]:
-            why.append(label)
-            return True
-        return False
+        def run_phrase(doc: Document, why: list[str]) -> bool:
+            if doc.words[where].issuperset(keys) and has_phrase(doc, where, keys):
+                why.append(label)
+                return True
+            return False
 
-    return run
+        return run_phrase
+    if where is not None:
+        if prefix:
+            has_prefix = Document.has_prefix
 
+            def run_prefix(doc: Document, why: list[str]) -> bool:
+                if has_prefix(doc, where, key):
+                    why.append(label)
+                    return True
+                return False
 
-def labelled(test: Test, label: str) -> Program:
-    """A program that records `label` when `test` passes."""
+            return run_prefix
+
+        def run_word(doc: Document, why: list[str]) -> bool:
+            if key in doc.words[where]:
+                why.append(label)
+                return True
+            return False
+
+        return run_word
+    test = term_test(field, keys, prefix)
 
     def run(doc: Document, why: list[str]) -> bool:
         if test(doc):
@@ -57,10 +74,26 @@ def labelled(test: Test, label: str) -> Program:
     return run
 
 
-def all_of(parts: tuple[Program, ...]) -> Program:
-    """Every part must pass; a failure leaves `why` as it was."""
+#: Words one of which a part cannot match without, by field: ((field, keys), ...); or None.
+Need = tuple[tuple[int, frozenset[str]], ...] | None
+
+
+def all_of(parts: tuple[Program, ...], needs: tuple[Need, ...] = ()) -> Program:
+    """Every part must pass; a failure leaves `why` as it was.
+
+    `needs[i]`, when given, names words part i cannot match without: when the paper has
+    none of one part's, the whole fails at once (set tests in C) before any part runs."""
+    checks = tuple(need for need in needs if need is not None)
 
     def run(doc: Document, why: list[str]) -> bool:
+        if checks:
+            words = doc.words
+            for need in checks:
+                for field, keys in need:
+                    if not words[field].isdisjoint(keys):
+                        break
+                else:
+                    return False
         mark = len(why)
         for part in parts:
             if not part(doc, why):
@@ -94,10 +127,13 @@ def any_of(parts: tuple[Program, ...], gates: tuple[Gate, ...] = ()) -> Program:
     fields = tuple((f, frozenset(by_key), by_key) for f, by_key in index.items())
 
     def run(doc: Document, why: list[str]) -> bool:
-        chosen = list(always)
+        chosen = [*always]
+        words = doc.words
         for f, keys, by_key in fields:
-            for key in doc.words[f].intersection(keys):
+            for key in words[f].intersection(keys):
                 chosen.extend(by_key[key])
+        if not chosen:
+            return False
         found = False
         for i in sorted(chosen) if len(chosen) > 1 else chosen:
             if (label := sure[i]) is not None:

@@ -58,7 +58,7 @@ names), which needs more room than a typed query if the topic is to be found on 
 that word it differently. Matching stays linear in the paper's length."""
 
 MAX_QUERY_CHARS, MAX_TERMS, MAX_DEPTH = TYPED_LIMITS
-MIN_PREFIX = 3
+MIN_PREFIX = document.HEAD
 
 
 class QueryError(ValueError):
@@ -194,20 +194,44 @@ def compile_node(node: Node) -> Program:
         return programs.none_of(compile_node(node.child))
     parts = tuple(map(compile_node, node.children))
     if isinstance(node, And):
-        return programs.all_of(parts)
+        return programs.all_of(parts, tuple(map(_need, node.children)))
     return programs.any_of(parts, tuple(map(_gate, node.children)))
 
 
 def _gate(node: Node) -> programs.Gate:
     """A word `node` cannot match without (see `programs.any_of`): a plain word (which is
-    then all it asks) or a phrase's longest word, in its field; for AND, the first such
-    word of a part."""
+    then all it asks) or a phrase's longest word, in its field, or a title prefix's head;
+    for AND, the first such word of a part."""
     if isinstance(node, Term):
-        if node.prefix or node.scope is Scope.CATEGORY:
+        if node.scope is Scope.CATEGORY:
             return None
+        if node.prefix:
+            title = node.scope is Scope.TITLE
+            return (document.TITLE_HEADS, node.keys[0][: document.HEAD], None) if title else None
         plain = node.label if len(node.keys) == 1 else None
         return _FIELDS[node.scope], max(node.keys, key=len), plain
     if isinstance(node, And):
         gate = next((g for g in map(_gate, node.children) if g is not None), None)
         return gate and (gate[0], gate[1], None)
     return None
+
+
+def _need(node: Node) -> programs.Need:
+    """Words one of which `node` cannot match without (see `programs.all_of`), by field:
+    a term's gate; for OR, all its parts' (None when a part has none); for AND, its first
+    part's that has some."""
+    if isinstance(node, Term):
+        gate = _gate(node)
+        return gate and ((gate[0], frozenset({gate[1]})),)
+    if isinstance(node, Not):
+        return None
+    needs = list(map(_need, node.children))
+    if isinstance(node, And):
+        return next((need for need in needs if need is not None), None)
+    if None in needs:
+        return None
+    by_field: dict[int, set[str]] = {}
+    for need in needs:
+        for field_, keys in need or ():
+            by_field.setdefault(field_, set()).update(keys)
+    return tuple((f, frozenset(keys)) for f, keys in by_field.items())

@@ -9,12 +9,14 @@ that matched.
 Pruning is exact, never approximate: every query that parses has a set of
 *anchors*, terms at least one of which is present in any paper it matches:
 
-- a term anchors itself (a phrase by its rarest word, a prefix by the prefix);
+- a term anchors itself (a phrase by its rarest word, a prefix by the prefix), in the
+  title alone when the term is scoped to it (`ti:`), since titles are short;
 - `a OR b` is anchored by the anchors of a and of b together;
 - `a AND b` is anchored by the anchors of one of its parts (the one judged most
   selective: words before prefixes before categories, then the fewest papers
   expected to contain an anchor, by the word frequencies in
-  `word_frequencies.tsv`);
+  `word_frequencies.tsv`: a prefix as often as the words it starts together, a
+  title word `TITLE_SHARE` as often as the same word in the abstract);
 - `NOT a` has none, which is why queries made only of negations are refused.
 
 A rule is evaluated only when one of its anchors occurs in the paper, so the
@@ -33,7 +35,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from bot.domain import Paper, Topic
-from bot.topics.document import AUTHORS, TEXT, Document
+from bot.topics.document import AUTHORS, TEXT, TITLE, Document
 from bot.topics.programs import Program
 from bot.topics.query import parse_query
 from bot.topics.query_tree import CATALOG_LIMITS, MIN_PREFIX, And, Node, Not, Query, Scope, Term
@@ -45,9 +47,24 @@ Anchor = tuple[str, str]  # (kind, key); kinds are the keys of _COST
 Tags = dict[str, tuple[str, ...]]
 
 # How unselective an anchor kind is: arXiv categories match whole daily listings.
-_COST = {"word": 1, "author": 1, "prefix": 3, "author*": 3, "cat": 50, "cat*": 100}
-_PREFIX_KINDS = ("prefix", "author*")
-_EXACT_KINDS = ("word", "author", "cat")
+_COST = {
+    "word": 1,
+    "title": 1,
+    "author": 1,
+    "prefix": 3,
+    "title*": 3,
+    "author*": 3,
+    "cat": 50,
+    "cat*": 100,
+}
+_PREFIX_KINDS = ("prefix", "title*", "author*")
+_EXACT_KINDS = ("word", "title", "author", "cat")
+_FIELD_OF = {"word": TEXT, "prefix": TEXT, "title": TITLE, "title*": TITLE}
+_FIELD_OF |= {"author": AUTHORS, "author*": AUTHORS}
+
+#: How much rarer a word is in titles than in abstracts, roughly (a title has a tenth of
+#: an abstract's words); it only steers which anchors are chosen, never what matches.
+TITLE_SHARE = 0.15
 
 
 def anchors(node: Node) -> frozenset[Anchor]:
@@ -70,12 +87,21 @@ def _anchor(term: Term) -> Anchor:
     rarest = min(term.keys, key=lambda key: (_frequency(key), -len(key)))
     if term.scope is Scope.AUTHOR:
         return "author" + star, rarest
+    if term.scope is Scope.TITLE:
+        return "title" + star, rarest
     return ("prefix" if term.prefix else "word"), rarest
 
 
 def _cost(option: frozenset[Anchor]) -> tuple[int, float]:
     """(how unselective the worst kind is, expected share of papers with an anchor)."""
-    return max(_COST[kind] for kind, _ in option), sum(_frequency(v) for _, v in option)
+    return max(_COST[kind] for kind, _ in option), sum(map(_share, option))
+
+
+def _share(anchor: Anchor) -> float:
+    """Expected share of papers that have `anchor` (categories: see `_COST` instead)."""
+    kind, key = anchor
+    share = _prefix_frequency(key) if kind in _PREFIX_KINDS else _frequency(key)
+    return share * TITLE_SHARE if kind in ("title", "title*") else share
 
 
 @cache
@@ -92,6 +118,14 @@ def _frequency(word: str) -> float:
     return word_frequencies().get(word, 0.001)
 
 
+@cache
+def _prefix_frequency(prefix: str) -> float:
+    """Share of abstracts containing a word that starts with `prefix`, at most: the shares
+    of the table's words that do, summed (capped at 1); 0.001 when none does."""
+    total = sum(share for word, share in word_frequencies().items() if word.startswith(prefix))
+    return min(total, 1.0) or 0.001
+
+
 class Tagger:
     """Matches many rules against papers; see the module docstring."""
 
@@ -106,7 +140,7 @@ class Tagger:
         self._index: dict[str, dict[str, list[int]]] = {kind: {} for kind in _COST}
         for key, query in rules:
             self._add(key, query)
-        self._heads = {kind: _heads(self._index[kind]) for kind in _PREFIX_KINDS}
+        self._by_word = {kind: _PrefixedBy(self._index[kind]) for kind in _PREFIX_KINDS}
         self._exact = {
             kind: (self._index[kind], frozenset(self._index[kind])) for kind in _EXACT_KINDS
         }
@@ -168,43 +202,67 @@ class Tagger:
     def _candidates(self, doc: Document) -> list[int]:
         hits = set(self._always)
         exact = self._exact
-        _exact(hits, exact["word"], doc.words[TEXT])
-        _exact(hits, exact["author"], doc.words[AUTHORS])
+        for kind in ("word", "title", "author"):
+            _exact(hits, exact[kind], doc.words[_FIELD_OF[kind]])
         _exact(hits, exact["cat"], doc.categories)
-        self._prefixed(hits, "prefix", doc, TEXT)
-        self._prefixed(hits, "author*", doc, AUTHORS)
+        for kind in _PREFIX_KINDS:
+            self._prefixed(hits, kind, doc, _FIELD_OF[kind])
         for prefix, rules in self._index["cat*"].items():
             if doc.has_category_prefix(prefix):
                 hits.update(rules)
         return sorted(hits)
 
     def _prefixed(self, hits: set[int], kind: str, doc: Document, field: int) -> None:
-        index = self._index[kind]
-        if len(index) * 8 < len(doc.raw(field)):  # few prefixes: binary search for each
-            for prefix, rules in index.items():
-                if doc.has_prefix(field, prefix):
-                    hits.update(rules)
-            return
-        for word in doc.raw(field):  # many prefixes: look each word's head up
-            for prefix, rules in self._heads[kind].get(word[:MIN_PREFIX], ()):
-                if word.startswith(prefix):
-                    hits.update(rules)
+        by_word = self._by_word[kind]
+        if by_word.heads:
+            by_word.add_hits(hits, doc.raw(field))
 
 
 def _document(item: Paper | Document) -> Document:
     return item if isinstance(item, Document) else Document.from_paper(item)
 
 
-_Heads = dict[str, list[tuple[str, list[int]]]]
+class _PrefixedBy:
+    """Which rules a paper's words reach through prefix anchors of one kind.
+
+    Each word met is checked once against the prefixes (grouped by their first MIN_PREFIX
+    characters, which every prefix has) and remembered, with the rules it reaches when it
+    reaches any (few do). A paper then costs two set operations done in C: its words not
+    met before, and its words that reach rules. Everything is forgotten when
+    `MAX_REMEMBERED_WORDS` words are known, so hostile text cannot grow it without end."""
+
+    def __init__(self, prefixes: dict[str, list[int]]) -> None:
+        self.heads: dict[str, list[tuple[str, list[int]]]] = {}
+        for prefix, rules in prefixes.items():
+            self.heads.setdefault(prefix[:MIN_PREFIX], []).append((prefix, rules))
+        self._known: set[str] = set()
+        self._reaching: set[str] = set()
+        self._rules: dict[str, tuple[int, ...]] = {}
+
+    def add_hits(self, hits: set[int], words: frozenset[str]) -> None:
+        new = words.difference(self._known)
+        if new:
+            if len(self._known) + len(new) > MAX_REMEMBERED_WORDS:
+                self._known.clear()  # forget all, then learn this paper's words afresh
+                self._reaching.clear()
+                self._rules.clear()
+                new = set(words)
+            self._learn(new)
+        for word in words.intersection(self._reaching):
+            hits.update(self._rules[word])
+
+    def _learn(self, words: set[str]) -> None:
+        for word in words:
+            heads = self.heads.get(word[:MIN_PREFIX], ())
+            found = tuple(r for p, rules in heads if word.startswith(p) for r in rules)
+            if found:
+                self._rules[word] = found
+                self._reaching.add(word)
+        self._known.update(words)
+
+
+MAX_REMEMBERED_WORDS = 1 << 16
 _Exact = tuple[dict[str, list[int]], frozenset[str]]  # value -> rules, and the values
-
-
-def _heads(index: dict[str, list[int]]) -> _Heads:
-    """Prefixes grouped by their first MIN_PREFIX characters (every prefix has that many)."""
-    heads: _Heads = {}
-    for prefix, rules in index.items():
-        heads.setdefault(prefix[:MIN_PREFIX], []).append((prefix, rules))
-    return heads
 
 
 def _exact(hits: set[int], index: _Exact, present: frozenset[str]) -> None:

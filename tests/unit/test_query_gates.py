@@ -26,6 +26,8 @@ TERMS = [
     "agent*",
     "rese*",
     "ti:agent",
+    "ti:age*",
+    "ti:rese*",
     'ti:"deep research"',
     "abs:memory",
     "cat:cs.AI",

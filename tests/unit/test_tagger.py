@@ -12,7 +12,8 @@ from bot.domain import Author, Paper, Topic
 from bot.topics.document import Document
 from bot.topics.query import parse_query
 from bot.topics.query_tree import Not, Or, Query, Scope, Term, compile_node
-from bot.topics.tagger import Tagger, anchors
+from bot.topics import tagger as tagger_module
+from bot.topics.tagger import MAX_REMEMBERED_WORDS, Tagger, anchors
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "papers_sample.jsonl"
 
@@ -119,16 +120,22 @@ def test_index_skips_most_rules(papers: list[Paper], rules: list[tuple[str, Quer
         assert set(tags) <= set(tagger.candidates(doc))
 
 
-@pytest.mark.parametrize("count", [2, 300])  # few prefixes: binary search; many: head index
-def test_prefix_rules_both_lookup_paths_agree_with_brute_force(
-    papers: list[Paper], count: int
+@pytest.mark.parametrize("count", [2, 300])
+@pytest.mark.parametrize("remembered", [MAX_REMEMBERED_WORDS, 50])  # 50: forgets often
+def test_prefix_rules_agree_with_brute_force(
+    papers: list[Paper], count: int, remembered: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(tagger_module, "MAX_REMEMBERED_WORDS", remembered)
     stems = sorted({word[:5] for paper in papers for word in paper.title.lower().split()})
     stems = [stem for stem in stems if stem.isalpha() and len(stem) >= 3][:count]
-    rules = [(f"p-{stem}", parse_query(f"{stem}* OR au:{stem}*")) for stem in stems]
+    rules = [
+        (f"p-{stem}", parse_query(f"{stem}* OR au:{stem}* OR (ti:{stem[:3]}* AND model)"))
+        for stem in stems
+    ]
     tagger = Tagger(rules)
-    tagged = tagger.tag_many(papers)
-    assert tagged == [by_each_query(rules, paper) for paper in papers]
+    for _ in range(2):  # the second time round, the words are remembered
+        tagged = tagger.tag_many(papers)
+        assert tagged == [by_each_query(rules, paper) for paper in papers]
     assert any(tagged)
 
 
@@ -157,7 +164,12 @@ def test_rule_without_its_anchor_is_never_evaluated() -> None:
         ("cat:cs.*", {("cat*", "cs.")}),
         ("agent* OR au:Hinton", {("prefix", "agent"), ("author", "hinton")}),
         ("au:Schölkopf*", {("author*", "scholkopf")}),
-        ("ti:agent NOT survey", {("word", "agent")}),
+        ("ti:agent NOT survey", {("title", "agent")}),
+        ("ti:(agent* OR robot)", {("title*", "agent"), ("title", "robot")}),
+        # a title word is rarer than the same word anywhere: "neural" in the title wins
+        ("zyzzyva* AND ti:neural", {("title", "neural")}),
+        # a prefix is as common as the words it starts: "learn*" loses to a plain word
+        ("learn* AND policy", {("word", "policy")}),
     ],
 )
 def test_anchors(text: str, expected: set[tuple[str, str]]) -> None:
