@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import random
 from collections import Counter
 
 import pytest
@@ -134,3 +136,16 @@ def test_the_idf_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(text_model, "MAX_CACHED_IDF", 50)
     paper_vector(Document(" ".join(f"word{i}" for i in range(500)), ""))
     assert len(text_model._IDF) <= 50
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_stored_model_keeps_the_largest_weights_ties_by_feature(seed: int) -> None:
+    rng = random.Random(seed)
+    # Rounded weights: many ties in absolute value, some across signs.
+    weights = {f"f{i:04d}": round(rng.gauss(0, 1), 1) for i in range(rng.randint(50, 2000))}
+    kept = json.loads(LinearModel(weights).to_json(keep=40))["weights"]
+    ranked = sorted(
+        ((f, w) for f, w in weights.items() if abs(w) >= text_model.PRUNE_BELOW),
+        key=lambda item: (-abs(item[1]), item[0]),
+    )
+    assert kept == dict(sorted(ranked[:40]))
