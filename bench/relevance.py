@@ -28,7 +28,8 @@ It prints, then ends with one JSON line holding every figure:
    The tagger measured everywhere above is the shipped one, stage included: its dev figures
    are in-sample for the stage, the cross-validated ones are not.
 
-Held-out figures are computed only with --holdout; each such run is appended to
+Held-out figures (the catalog's held-out split and the flagship's first held-out set) are
+computed only with --holdout; each such run is appended to
 HOLDOUT_LOG.md and refuses to run when the held-out files differ from FROZEN.json
 (bench/relevance_holdout.py). Nothing ever prints a held-out paper.
 """
@@ -230,10 +231,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.holdout and not _frozen_or_refuse():
         return 2
+    # The flagship's first held-out set too is read only with --holdout.
+    flagship_holdout = args.holdout_file if args.holdout else None
     figures = measure(
-        catalog, args.devset, args.seed, verbose=args.verbose, holdout=args.holdout_file
+        catalog, args.devset, args.seed, verbose=args.verbose, holdout=flagship_holdout
     )
-    print_flagship(figures, args.holdout_file)
+    print_flagship(figures, flagship_holdout)
     dev = catalog_figures(catalog, "dev", unlabelled=True)
     held = catalog_figures(catalog, "holdout") if args.holdout else None
     print_catalog(dev, held)

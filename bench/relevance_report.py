@@ -38,7 +38,7 @@ def line(label: str, s: Mapping) -> str:
     )
 
 
-def print_flagship(figures: Mapping, holdout_file: Path) -> None:
+def print_flagship(figures: Mapping, holdout_file: Path | None) -> None:
     print(f"catalog: {figures['catalog_topics']} topics")
     print(
         f"development set: {figures['devset_size']} papers, "
@@ -55,7 +55,8 @@ def print_flagship(figures: Mapping, holdout_file: Path) -> None:
     print(line("seed page: other tags (micro)", figures["seed_other_tags"]))
     held_out = figures["holdout"]
     if held_out is None:
-        print(f"held-out (not used for tuning): no file at {holdout_file}")
+        why = f"no file at {holdout_file}" if holdout_file else "shown only with --holdout"
+        print(f"held-out (not used for tuning): {why}")
         return
     flag = held_out["flagship"]
     print(

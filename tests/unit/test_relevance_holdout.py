@@ -147,3 +147,24 @@ def test_a_tune_report_names_no_check_day_paper(capsys, monkeypatch):
     assert set(by_fold["tune"]) <= shown
     assert not shown & {i for i, f in folds.items() if f == "check"}
     assert "unlabelled hits in stratum C, tune days (read them): 3" in out
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize(("argv", "reads_it"), [([], False), (["--holdout"], True)])
+def test_the_flagships_first_held_out_set_is_read_only_with_holdout(monkeypatch, argv, reads_it):
+    """A plain run measures dev figures; the flagship's held-out set, like the catalog's
+    held-out split, is read only when --holdout asks for it."""
+    asked: list[object] = []
+
+    def measure(*args, holdout=None, **kwargs):
+        asked.append(holdout)
+        raise _Stop
+
+    monkeypatch.setattr(relevance, "measure", measure)
+    monkeypatch.setattr(relevance, "_frozen_or_refuse", lambda: True)
+    with pytest.raises(_Stop):
+        relevance.main(argv)
+    assert (asked[0] is not None) == reads_it
