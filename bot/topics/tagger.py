@@ -240,25 +240,34 @@ class _PrefixedBy:
         self._rules: dict[str, tuple[int, ...]] = {}
 
     def add_hits(self, hits: set[int], words: frozenset[str]) -> None:
-        new = words.difference(self._known)
+        # Local references: a thread that starts afresh replaces the memory instead of
+        # emptying it, so a paper tagged meanwhile in another thread keeps a whole view.
+        known, reaching, rules = self._known, self._reaching, self._rules
+        new = words.difference(known)
         if new:
-            if len(self._known) + len(new) > MAX_REMEMBERED_WORDS:
-                self._known.clear()  # forget all, then learn this paper's words afresh
-                self._reaching.clear()
-                self._rules.clear()
-                new = set(words)
-            self._learn(new)
-        for word in words.intersection(self._reaching):
-            hits.update(self._rules[word])
+            if len(known) + len(new) > MAX_REMEMBERED_WORDS:
+                known, reaching, rules = set(), set(), {}
+                self._known, self._reaching, self._rules = known, reaching, rules
+                new = set(words)  # forget all, then learn this paper's words afresh
+            self._learn(new, known, reaching, rules)
+        for word in words.intersection(reaching):
+            hits.update(rules[word])
 
-    def _learn(self, words: set[str]) -> None:
+    def _learn(
+        self,
+        words: set[str],
+        known: set[str],
+        reaching: set[str],
+        rules: dict[str, tuple[int, ...]],
+    ) -> None:
+        """Remember `words`: a word is marked known only after its rules are stored."""
         for word in words:
             heads = self.heads.get(word[:MIN_PREFIX], ())
-            found = tuple(r for p, rules in heads if word.startswith(p) for r in rules)
+            found = tuple(r for p, group in heads if word.startswith(p) for r in group)
             if found:
-                self._rules[word] = found
-                self._reaching.add(word)
-        self._known.update(words)
+                rules[word] = found
+                reaching.add(word)
+        known.update(words)
 
 
 MAX_REMEMBERED_WORDS = 1 << 16

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -225,3 +227,39 @@ def test_from_topics_uses_slugs_and_skips_topics_without_rules() -> None:
     assert len(tagger) == 2
     doc = Document("Robot RL", categories=["cs.RO"])
     assert tagger.tag(doc) == {"rl": ("rl",), "robots": ("robot*", "cs.RO")}
+
+
+def test_threads_sharing_a_tagger_that_keeps_forgetting_get_every_tag(
+    papers: list[Paper], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ingest tags in a worker thread; a tagger shared by threads must stay exact while its
+    word memory is replaced under them (switching threads as often as Python allows)."""
+    monkeypatch.setattr(tagger_module, "MAX_REMEMBERED_WORDS", 40)
+    interval = sys.getswitchinterval()
+    stems = sorted({w[:4] for p in papers for w in p.title.lower().split() if w.isalpha()})
+    rules = [(f"p-{stem}", parse_query(f"{stem}*")) for stem in stems if len(stem) >= 3]
+    tagger = Tagger(rules)
+    docs = [Document.from_paper(paper) for paper in papers]
+    expected = [tagger.brute_force(doc) for doc in docs]
+    wrong: list[int] = []
+
+    def tag_all(offset: int) -> None:
+        try:
+            for i in range(len(docs)):
+                at = (i + offset * 37) % len(docs)
+                if tagger.tag(docs[at]) != expected[at]:
+                    wrong.append(at)
+        except Exception:  # a failure in a thread must fail the test, not just warn
+            wrong.append(-1)
+            raise
+
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=tag_all, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong
