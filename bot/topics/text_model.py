@@ -234,7 +234,7 @@ def fit_linear(
     from sklearn.linear_model import LogisticRegression
 
     names = sorted(set().union(*vectors))
-    column = dict(zip(names, range(len(names))))
+    column = dict(zip(names, range(len(names)), strict=True))
     indptr, indices, data = [0], [], []
     for vector in vectors:  # one sparse row per vector (what DictVectorizer does, 3x faster)
         indices.extend(map(column.__getitem__, vector))
@@ -254,7 +254,7 @@ def fit_linear(
         model.fit(matrix, [bool(label) for label in labels], sample_weight=sample_weight)
     coef = model.coef_[0]
     kept = np.flatnonzero(np.abs(coef) >= PRUNE_BELOW)
-    weights = dict(zip(map(names.__getitem__, kept.tolist()), coef[kept].tolist()))
+    weights = dict(zip(map(names.__getitem__, kept.tolist()), coef[kept].tolist(), strict=True))
     return LinearModel(weights=weights, bias=float(model.intercept_[0]))
 
 

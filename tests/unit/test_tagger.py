@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from bot.domain import Author, Paper, Topic
+from bot.topics import tagger as tagger_module
 from bot.topics.document import Document
 from bot.topics.query import parse_query
 from bot.topics.query_tree import Not, Or, Query, Scope, Term, compile_node
-from bot.topics import tagger as tagger_module
 from bot.topics.tagger import MAX_REMEMBERED_WORDS, Tagger, anchors
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "papers_sample.jsonl"
