@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.domain import Topic, slugify
-from bot.topics.query import parse_query
+from bot.topics.query import compiled_query
 from bot.topics.query_tree import CATALOG_LIMITS, QueryError
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def rule_problems(topic: Topic, where: Locator, index: int) -> list[Problem]:
     if not topic.rule:
         return []  # already reported by _topic
     try:
-        parse_query(topic.rule, CATALOG_LIMITS)
+        compiled_query(topic.rule, CATALOG_LIMITS)
     except QueryError as error:
         message = f"rule: {error.message} at position {error.position} of the rule"
         message += f": {error.hint}" if error.hint else ""

@@ -29,6 +29,7 @@ size of the paper.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from bot.topics import document
@@ -79,6 +80,17 @@ def parse_query(text: str, limits: Limits = TYPED_LIMITS) -> Query:
         hint = "NOT only excludes: combine it with something to find, e.g. agent* AND NOT survey"
         raise QueryError("this part would match almost every paper", loose, hint)
     return Query(root, text, compile_node(root))
+
+
+#: Parsed queries remembered (a `Query` is immutable): followed queries are read again at every
+#: ingest, and loading a catalog checks each rule that its tagger then compiles.
+PARSED_CACHE = 8192
+
+
+@lru_cache(maxsize=PARSED_CACHE)
+def compiled_query(text: str, limits: Limits = TYPED_LIMITS) -> Query:
+    """`parse_query`, remembered; a `QueryError` is raised each time (errors are not kept)."""
+    return parse_query(text, limits)
 
 
 def canonical(query: Query) -> str:

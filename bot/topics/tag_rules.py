@@ -20,12 +20,12 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable
-from functools import cache, lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
 
 from bot.topics.catalog import Catalog
 from bot.topics.document import Document
-from bot.topics.query import parse_query
+from bot.topics.query import compiled_query
 from bot.topics.query_tree import CATALOG_LIMITS, Query, QueryError
 from bot.topics.second_stage import Decision, SecondStage, bundled_stage
 from bot.topics.tagger import Tagger
@@ -34,9 +34,6 @@ if TYPE_CHECKING:
     from bot.domain import Paper
 
 log = logging.getLogger(__name__)
-
-# Compiled followed queries kept between ingests (a query is immutable once parsed).
-COMPILED_CACHE = 8192
 
 # A followed query as storage gives it: its canonical text, or (text, subscription id).
 FollowedText = str | tuple[str, int]
@@ -49,13 +46,7 @@ def query_key(query: Query) -> str:
 @cache
 def catalog_rules(catalog: Catalog) -> tuple[tuple[str, Query], ...]:
     """Every catalog topic with a rule, compiled once per catalog."""
-    return tuple((t.slug, parse_query(t.rule, CATALOG_LIMITS)) for t in catalog.topics if t.rule)
-
-
-@lru_cache(maxsize=COMPILED_CACHE)
-def compiled_query(text: str) -> Query:
-    """`parse_query`, remembered: every ingest re-reads the same followed queries."""
-    return parse_query(text)
+    return tuple((t.slug, compiled_query(t.rule, CATALOG_LIMITS)) for t in catalog.topics if t.rule)
 
 
 def followed_rules(queries: Iterable[FollowedText]) -> dict[str, Query]:

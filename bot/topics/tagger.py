@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from bot.domain import Paper, Topic
 from bot.topics.document import AUTHORS, TEXT, TITLE, Document
 from bot.topics.programs import Program
-from bot.topics.query import parse_query
+from bot.topics.query import compiled_query
 from bot.topics.query_tree import CATALOG_LIMITS, MIN_PREFIX, And, Node, Not, Query, Scope, Term
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ class Tagger:
     def from_topics(cls, topics: Iterable[Topic]) -> Tagger:
         """Rules from catalog topics that have one; raises `QueryError` on a bad rule."""
         rules = (t for t in topics if t.rule)
-        return cls((t.slug, parse_query(t.rule, CATALOG_LIMITS)) for t in rules)
+        return cls((t.slug, compiled_query(t.rule, CATALOG_LIMITS)) for t in rules)
 
     def _add(self, key: str, query: Query) -> None:
         if key in self._seen:

@@ -174,8 +174,14 @@ def test_live_ingest_asks_for_the_configured_categories_in_one_request(tmp_path:
 
 def test_live_ingest_failure_is_one_line(tmp_path: Path) -> None:
     with serve_fake_arxiv() as fake:
-        fake.add("/rss/cs.AI", Canned(b"busy", 503, content_type="text/plain"))
-        env = {"ARXIV_RSS_URL": fake.url + "/rss/", "ARXIV_CATEGORIES": "cs.AI"}
+        # busy on every try; "Retry-After: 0" lets the retries go at once, politeness aside
+        busy = Canned(b"busy", 503, headers={"Retry-After": "0"}, content_type="text/plain")
+        fake.add("/rss/cs.AI", busy)
+        env = {
+            "ARXIV_RSS_URL": fake.url + "/rss/",
+            "ARXIV_CATEGORIES": "cs.AI",
+            "ARXIV_MIN_REQUEST_INTERVAL": "0",
+        }
         result = paperwatch("ingest", cwd=tmp_path, env=env)
     assert result.returncode == 2
     assert "HTTP 503" in result.stderr and "Traceback" not in result.stderr

@@ -48,25 +48,27 @@ def test_follow_like_a_bib_file_then_the_console_lists_it(tmp_path: Path, arxiv:
     assert len(arxiv.requests) == 1  # the stored set is reused: arXiv is not asked again
 
 
-@pytest.mark.parametrize(
-    ("content", "args", "says"),
-    [
-        (b"\x00\x01\x02 binary", ["--bib", "x.bib"], "That file is not text"),
-        (b"@book{x, title={No preprint}}", ["--bib", "x.bib"], "I found no arXiv id"),
-        (b"%" * 1_000_001, ["--bib", "x.bib"], "That file is too large (1,000,001 bytes)"),
-        (BIB, ["--bib", "missing.bib"], "cannot read missing.bib"),
-        (BIB, ["--bib", "x.bib", "1706.03762"], "give a BibTeX file (--bib FILE) or arXiv ids"),
-        (BIB, ["2609.99999"], "arXiv has no paper 2609.99999."),
-        (BIB, ["not-an-id"], '"not-an-id" is not an arXiv id'),
-    ],
-)
-def test_bad_input_is_one_line_and_changes_nothing(
-    tmp_path: Path, arxiv: FakeArxiv, content: bytes, args: list[str], says: str
-) -> None:
-    (tmp_path / "x.bib").write_bytes(content)
-    result = paperwatch("follow-like", *args, cwd=tmp_path, env=env(arxiv))
-    assert result.returncode == 2
-    assert result.stderr.startswith("paperwatch: ") and says in result.stderr
-    assert result.stderr.count("\n") == 1 and result.stdout == ""
+BAD_INPUT = [
+    (b"\x00\x01\x02 binary", ["--bib", "{}"], "That file is not text"),
+    (b"@book{x, title={No preprint}}", ["--bib", "{}"], "I found no arXiv id"),
+    (b"%" * 1_000_001, ["--bib", "{}"], "That file is too large (1,000,001 bytes)"),
+    (BIB, ["--bib", "missing.bib"], "cannot read missing.bib"),
+    (BIB, ["--bib", "{}", "1706.03762"], "give a BibTeX file (--bib FILE) or arXiv ids"),
+    (BIB, ["2609.99999"], "arXiv has no paper 2609.99999."),
+    (BIB, ["not-an-id"], '"not-an-id" is not an arXiv id'),
+]
+
+
+def test_bad_input_is_one_line_and_changes_nothing(tmp_path: Path, arxiv: FakeArxiv) -> None:
+    """Each refused input in turn on one database (a process each), then the console shows
+    that none of them made a set."""
+    for n, (content, args, says) in enumerate(BAD_INPUT):
+        name = f"x{n}.bib"
+        (tmp_path / name).write_bytes(content)
+        typed = [arg.format(name) for arg in args]
+        result = paperwatch("follow-like", *typed, cwd=tmp_path, env=env(arxiv))
+        assert result.returncode == 2, says
+        assert result.stderr.startswith("paperwatch: ") and says in result.stderr
+        assert result.stderr.count("\n") == 1 and result.stdout == ""
     listed = paperwatch("console", cwd=tmp_path, stdin="/list\n", env=env(arxiv))
-    assert "Papers like" not in listed.stdout
+    assert listed.returncode == 0 and "Papers like" not in listed.stdout

@@ -41,6 +41,7 @@ from bot.topics.like_calibration import (
 )
 from bot.topics.like_index import LikeIndex
 from bot.topics.tag_rules import catalog_tagger
+from bot.topics.tagger import Tagger
 from bot.topics.text_model import dot, paper_vector
 
 
@@ -55,9 +56,14 @@ def catalog() -> Catalog:
 
 
 @cache
+def tagger() -> Tagger:
+    return catalog_tagger(catalog())
+
+
+@cache
 def tags_of(paper: Paper) -> frozenset[str]:
     """A paper's catalog tags, as ingest's tagger gives them."""
-    return frozenset(catalog_tagger(catalog()).tag(paper))
+    return frozenset(tagger().tag(paper))
 
 
 def positives(slug: str) -> list[Paper]:
@@ -223,8 +229,7 @@ def test_recalibration_moves_the_threshold_with_the_background_and_keeps_the_own
     again = recalibrate(kept, own, described_background(stored, catalog()))
     assert again.threshold >= kept.own_level and again.own_level == kept.own_level
     assert again.topics == kept.topics and again.centroid == kept.centroid  # threshold alone
-    tagger = catalog_tagger(catalog())
-    scores = [again.score(paper_vector(p), tagger.tag(p)) for p in stored]
+    scores = [again.score(paper_vector(p), tags_of(p)) for p in stored]
     assert sum(score > again.threshold for score in scores) <= FIRE_SHARE * len(stored)
     # a background full of papers like the set: the budget raises the threshold
     alike = stored[:300] + positives("quantum-machine-learning")[10:] * 5
