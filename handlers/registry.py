@@ -8,6 +8,7 @@ from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
 from handlers.feedback import FEEDBACK, FILTER, LESS, MORE
 from handlers.following import LIST
 from handlers.like_follows import FOLLOW, UNFOLLOW
+from handlers.overview import SETTINGS
 from handlers.search import SEARCH
 from handlers.settings import DIGEST, MUTE, MUTED, PAUSE, QUIET, RESUME, TIMEZONE, UNMUTE
 from handlers.status import status
@@ -79,6 +80,7 @@ REGISTRY = Registry(
         FILTER,
         MOMENTUM,
         TRENDING,
+        SETTINGS,
         MUTE,
         UNMUTE,
         MUTED,

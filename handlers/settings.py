@@ -10,14 +10,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from rapidfuzz import process
 
 from bot.domain import Chat, Command, DigestMode, Reply, Subscription
-from bot.ports import UnitOfWork
 from bot.topics.card import tag_name
 from bot.topics.chat_times import WEEKDAYS, next_digest_at, parse_hhmm
 from bot.topics.resolve import resolve_topic
 from handlers.base import QUERY_ARGS, CommandSpec, Context, with_args
 from handlers.lookup import find_subscription
+from handlers.mute_notes import broad_tag_warning, followed_tag_warning
 from handlers.subscriptions import unknown_topic, usage_error
-from handlers.trends import broad_tag_warning
 
 
 def _describe(chat: Chat) -> str:
@@ -248,40 +247,6 @@ async def mute(cmd: Command, ctx: Context) -> Reply:
         lines=(muted_line, *filter(None, [broad, followed]), f"/unmute {tag.name} undoes it."),
         changes_chat=True,
     )
-
-
-#: /mute warns when it holds back at least this share of a followed subscription's papers.
-FOLLOWED_HELD_SHARE = 0.5
-#: The subscriptions /mute looks at, oldest first (two counts each).
-FOLLOWED_CHECKED = 50
-
-
-async def followed_tag_warning(
-    uow: UnitOfWork, chat_id: int, tag: str, scope: str = ""
-) -> str | None:
-    """One line for /mute when the muted `tag` is on most of the stored papers of something
-    the chat follows (within `scope` only, when the mute is scoped): muting Reinforcement
-    Learning while following RL for LLM Agents silences nearly all of it. None otherwise."""
-    worst: tuple[int, float, int, str] | None = None
-    subs = [s for s in await uow.subscriptions.for_chat(chat_id) if s.tag]
-    for sub in subs[:FOLLOWED_CHECKED]:
-        if scope and sub.tag != scope:
-            continue
-        total = await uow.papers.count([sub.tag])
-        if not total:
-            continue
-        held = total - await uow.papers.count([sub.tag], without=[tag])
-        found = (held, held / total, total, sub.label)
-        if held >= FOLLOWED_HELD_SHARE * total and (worst is None or found[:2] > worst[:2]):
-            worst = found  # the subscription that loses the most papers
-    if worst is None:
-        return None
-    held, _, total, label = worst
-    followed = f"of {label}, which you follow,"
-    if total == 1:
-        return f"Careful: the one stored paper {followed} has it: it is held back too."
-    share = f"all {total:,}" if held == total else f"{held:,} of the {total:,}"
-    return f"Careful: {share} stored papers {followed} have it: they are held back too."
 
 
 async def unmute(cmd: Command, ctx: Context) -> Reply:

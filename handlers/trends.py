@@ -18,7 +18,7 @@ from datetime import date, timedelta
 
 from bot.charts import momentum_png
 from bot.domain import Action, Button, Command, Reply, Topic
-from bot.ports import MomentumStore, UnitOfWork
+from bot.ports import MomentumStore
 from bot.topics.card import tag_name
 from bot.topics.content import ask_rows
 from bot.topics.momentum import Momentum, coverage_note, sentence, sparkline
@@ -31,7 +31,6 @@ from handlers.subscriptions import EXAMPLE_TOPIC, unknown_topic, usage_error
 WEEKS = 26
 SHOWN = 10  # followed topics shown by /momentum without a topic
 TRENDING_SHOWN = 5
-BROAD_SHARE = 0.10  # /mute names the share of recent papers a tag is on from this share
 STALE_DAYS = 7  # a newest paper older than this is named as such, not as "up to"
 
 _SWITCH = {"on": True, "off": False}
@@ -234,21 +233,6 @@ def _switches(args: str) -> bool:
     are open to everyone."""
     words = args.lower().split()
     return len(words) == 2 and words[0] == "alerts" and words[1] in _SWITCH
-
-
-async def broad_tag_warning(uow: UnitOfWork, tag: Topic, today: date) -> str | None:
-    """One line for /mute when `tag` is on a large share of the papers indexed in the last
-    four weeks (sample papers never count); None otherwise."""
-    as_of = await uow.momentum.latest_announced(today)
-    if as_of is None:
-        return None
-    figures = await uow.momentum.for_tag(tag.slug, as_of)
-    if figures.share is None or figures.share < BROAD_SHARE:
-        return None
-    return (
-        f"Note: {tag.name} is on {figures.share:.0%} of the {figures.all_last_28:,} papers "
-        f"indexed in the four weeks to {as_of:%d %b %Y}, so this mute holds back that many."
-    )
 
 
 MOMENTUM = CommandSpec(
