@@ -13,6 +13,7 @@ def test_home_shows_following_muted_and_delivery_in_that_order() -> None:
             following=("You follow 1 topic(s):", "• Web Agents"),
             muted=("Nothing is muted.",),
             delivery=("A daily digest at 08:00, time zone UTC.",),
+            switches=("Momentum alerts: on (/momentum alerts on|off).",),
         )
     )
     assert view["type"] == "home"
@@ -20,7 +21,8 @@ def test_home_shows_following_muted_and_delivery_in_that_order() -> None:
     assert texts == [
         "You follow 1 topic(s):\n• Web Agents",
         "Nothing is muted.",
-        "A daily digest at 08:00, time zone UTC.",
+        "A daily digest at 08:00, time zone UTC.\n"
+        "Momentum alerts: on (/paperwatch momentum alerts on|off).",
     ]
     assert view["blocks"][0]["type"] == "header"
     assert "/paperwatch follow" in view["blocks"][-1]["elements"][0]["text"]

@@ -13,11 +13,12 @@ MAX_HOME_BLOCKS = MAX_BLOCKS * 2  # a Home tab holds 100 blocks
 
 
 def home_view(overview: Overview) -> dict[str, Any]:
-    """What they follow, what they mute, and how papers reach them; then how to change it."""
+    """What they follow, what they mute, how papers reach them and the switches (as /settings
+    shows them); then how to change it."""
     blocks: list[Block] = [
         {"type": "header", "text": {"type": "plain_text", "text": "paperwatch"}},
     ]
-    for part in (overview.following, overview.muted, overview.delivery):
+    for part in (overview.following, overview.muted, (*overview.delivery, *overview.switches)):
         blocks += paragraphs(tuple(map(slack_command, part)))
     hint = escape(f"Commands: {SLASH_COMMAND} follow, mute, digest ... ({SLASH_COMMAND} help)")
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": hint}]})
