@@ -224,7 +224,20 @@ def how_papers_arrive(chat: Chat) -> str:
     return text + (" Sending is paused: /resume restarts it." if chat.paused else "")
 
 
-def not_a_command() -> Reply:
+#: How much of a line typed without its slash `not_a_command` shows back.
+SHOWN_CHARS = 80
+
+
+def not_a_command(text: str = "", registry: Registry | None = None) -> Reply:
+    """The answer to a line that is no command. One that begins with the name of one of
+    `registry`'s commands ("follow RL for LLM Agents") is shown back with its slash."""
+    words = text.split()
+    if words and registry is not None and registry.get(words[0].casefold()) is not None:
+        typed = " ".join([words[0].casefold(), *words[1:]])
+        shown = typed if len(typed) <= SHOWN_CHARS else typed[: SHOWN_CHARS - 1] + "…"
+        return Reply.text(
+            f"Commands start with a slash: /{shown}", "Send /help to see them all.", is_error=True
+        )
     return Reply.text(
         "I answer commands, such as /follow RL for LLM Agents.",
         "Send /help to see them all.",

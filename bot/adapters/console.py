@@ -117,7 +117,7 @@ async def handle_line(line: str, registry: Registry, ctx: Context) -> Reply | No
         return None
     command = to_command(line)
     if command is None:
-        return not_a_command()
+        return not_a_command(line, registry)
     return await registry.dispatch(command, ctx)
 
 

@@ -336,6 +336,13 @@ async def test_bad_input_gets_an_answer_that_renders(bot: Bot, text: str) -> Non
     assert bot.fake.rejected == []
 
 
+async def test_a_command_typed_without_its_slash_is_shown_with_it(bot: Bot) -> None:
+    answer = await bot.say(ALICE, "follow <b>Web</b> & Agents")
+    assert "Commands start with a slash: /follow <b>Web</b> & Agents" in answer
+    assert bot.fake.rejected == []  # the echoed text was escaped, so the HTML renders
+    assert "don't follow any topic" in await bot.say(ALICE, "/list")  # nothing was followed
+
+
 async def test_webhook_mode_checks_the_secret(
     db: Database, catalog: Catalog, unused_tcp_port: int
 ) -> None:

@@ -112,6 +112,10 @@ async def test_latest_before_any_data(ctx: Context) -> None:
         ("/folow RL", "Did you mean /follow?"),
         ("hello there", "I answer commands"),
         ("\x1b[2J", "I answer commands"),
+        ("follow RL for LLM Agents", "Commands start with a slash: /follow RL for LLM Agents"),
+        ("Latest  Web\tAgents", "Commands start with a slash: /latest Web Agents"),
+        ("follow " + "x" * 200, "/follow " + "x" * 72 + "…"),  # 80 characters in all
+        ("followed Web Agents", "I answer commands"),
         ("/help follow", "/follow <topic or query>"),
         ("/why", "Give me an arXiv id"),
         ("/why not-an-id", "Give me an arXiv id"),

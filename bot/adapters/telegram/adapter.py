@@ -223,7 +223,7 @@ class TelegramAdapter:
             if self.prompts.looks_like_prompt(message, self.application.bot.id):
                 await self._reply(chat.id, Reply.text(EXPIRED))
             elif chat.type == TgChat.PRIVATE:
-                await self._reply(chat.id, not_a_command())
+                await self._reply(chat.id, not_a_command(message.text, self._registry))
             return  # groups: people talk to each other (or to other bots), not to us
         reply = await self._registry.dispatch(
             command, self._ctx, lookup_role=self._lookup(chat, user)
