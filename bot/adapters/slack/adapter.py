@@ -32,7 +32,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from bot import buttons
 from bot.adapters.slack.ask_modal import CALLBACK_ID, EMPTY, INVALID, ask_view, read_submission
 from bot.adapters.slack.commands import SLASH_COMMAND, Origin, chat_key, origin, to_command
-from bot.adapters.slack.files import follow_payload, read_shared, shared_file
+from bot.adapters.slack.files import follow_payload, read_shared, shared_file, typed_in_dm
 from bot.adapters.slack.home import home_view
 from bot.adapters.slack.limits import KeyedLimiter
 from bot.adapters.slack.messenger import SlackMessenger
@@ -41,7 +41,7 @@ from bot.config import Settings, StartupError
 from bot.domain import Action, Button, ChatRef, Command, Platform, Reply, Role
 from bot.network import cannot_listen, connect_failure, host_of, unreachable
 from handlers.ask_about import GONE, topic_name
-from handlers.base import Context, Registry, RoleLookup
+from handlers.base import Context, Registry, RoleLookup, not_a_command
 from handlers.like_follows import bibtex_command
 from handlers.overview import overview
 from handlers.trends import momentum_chart
@@ -312,8 +312,11 @@ class SlackAdapter:
         await self._answer(where.chat, where.where, where.user, reply)
 
     async def _on_message(self, event: dict[str, Any], body: dict[str, Any]) -> None:
-        """A file shared with the app: a BibTeX reading list to follow papers like
-        (`bot.adapters.slack.files`); other messages are not for the app."""
+        """A file shared with the app (a BibTeX list to follow papers like, `...files`), or
+        text typed in a DM (no command: answered as such); nothing else is for the app."""
+        if (dm := typed_in_dm(event, body)) is not None:
+            reply = not_a_command(dm[1], self._registry)
+            return await self._answer(dm[0].chat, dm[0].where, dm[0].user, reply)
         file = shared_file(event)
         payload = follow_payload(event, body)
         command = self._to_command(payload) if file is not None else None

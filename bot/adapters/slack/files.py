@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from bot.adapters.slack.commands import Origin, origin
 from bot.config import Settings
 from bot.domain import Reply
 from bot.topics.bibtex import MAX_BIB_BYTES
@@ -39,14 +40,26 @@ def shared_file(event: dict[str, Any]) -> dict[str, Any] | None:
     return files[0] if in_dm or text.startswith("follow") else None
 
 
-def follow_payload(event: dict[str, Any], body: dict[str, Any]) -> dict[str, str]:
-    """The /follow a file share asks, as a slash command's fields (`commands.to_command`)."""
+def follow_payload(
+    event: dict[str, Any], body: dict[str, Any], text: str = "follow"
+) -> dict[str, str]:
+    """The /follow a file share asks, as a slash command's fields (`commands.to_command`);
+    with another `text`, the fields of whatever else the message says."""
     return {
         "team_id": str(body.get("team_id", "")),
         "channel_id": str(event.get("channel", "")),
         "user_id": str(event.get("user", "")),
-        "text": "follow",
+        "text": text,
     }
+
+
+def typed_in_dm(event: dict[str, Any], body: dict[str, Any]) -> tuple[Origin, str] | None:
+    """Where a person typed in a DM with the app, and what (a plain message: no file, no
+    edit, no bot, not empty), or None."""
+    if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+        return None
+    text = str(event.get("text") or "").strip()
+    return (origin(follow_payload(event, body, text)), text) if text else None
 
 
 def may_fetch(url: str, api_url: str) -> bool:
