@@ -90,6 +90,8 @@ async def feedback(cmd: Command, ctx: Context) -> Reply:
         if words:
             gone = await uow.feedback.clear(chat.id) if chat else 0
             await uow.commit()
+            if not gone:
+                return Reply.text("This chat has no votes to forget. Nothing was changed.")
             return Reply(
                 lines=(
                     f"Forgot this chat's {gone} vote(s) and its model; "

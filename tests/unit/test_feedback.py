@@ -232,6 +232,8 @@ async def test_feedback_shows_counts_and_reset_clears_them(
     async with fake.uow() as uow:
         assert await uow.feedback.model(chat_id) is None
         assert await uow.feedback.stale() == []
+    again = await say(ctx, "/feedback reset")  # nothing left: said so, not "0 vote(s)"
+    assert again.lines == ("This chat has no votes to forget. Nothing was changed.",)
 
 
 async def test_filter_learned_explains_its_threshold(fake: FakeDatabase, ctx: Context) -> None:
