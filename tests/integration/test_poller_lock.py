@@ -30,14 +30,17 @@ def url() -> Iterator[str]:
 
 
 async def end_the_lock_holders_session(url: str) -> None:
-    """What a server restart does to the holder: its session (and lock) is gone."""
+    """What a server restart does to the holder: its session (and lock) is gone. Only this
+    test's database: pg_locks lists every database's locks, and a test running beside this
+    one may hold the same key in its own (ending its session too failed CI once)."""
     engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
     try:
         async with engine.connect() as conn:
             ended = await conn.execute(
                 text(
                     "SELECT pg_terminate_backend(pid) FROM pg_locks"
-                    " WHERE locktype = 'advisory' AND objid = :k AND granted"
+                    " WHERE locktype = 'advisory' AND objid = :k AND granted AND database ="
+                    " (SELECT oid FROM pg_database WHERE datname = current_database())"
                 ),
                 {"k": 0x706F6C6C},
             )
@@ -81,3 +84,25 @@ async def test_a_lost_lock_nobody_else_took_is_taken_again(url: str) -> None:
             await other.dispose()
     finally:
         await db.dispose()
+
+
+async def test_each_database_on_a_server_has_its_own_poller(url: str) -> None:
+    """Advisory locks are per database: two deployments on one server each poll, and
+    ending one's lock holder leaves the other's alone."""
+    other_url = await create_database("pw_lock")
+    here, there = Database(url), Database(other_url)
+    try:
+        assert await here.hold_poller_lock()
+        assert await there.hold_poller_lock()  # another database: not blocked by `here`
+        await end_the_lock_holders_session(url)  # ends exactly one session: this database's
+        await asyncio.sleep(0.2)
+        assert await there.hold_poller_lock()
+        rival = Database(other_url)
+        try:
+            assert not await rival.hold_poller_lock()  # `there` still holds its lock
+        finally:
+            await rival.dispose()
+    finally:
+        await here.dispose()
+        await there.dispose()
+        await drop_database(other_url)
