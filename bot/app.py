@@ -30,10 +30,11 @@ from bot.adapters.llm import answer_writer
 from bot.arxiv.by_id import paper_lookup
 from bot.arxiv.client import ArxivClient
 from bot.config import Settings, StartupError
+from bot.liveness import Liveness
 from bot.log_secrets import logging_to_file
 from bot.metrics import Metrics
 from bot.ports import AnswerWriter, Messenger
-from bot.scheduler import Jobs, Liveness, build_scheduler
+from bot.scheduler import Jobs, build_scheduler
 from bot.services.deliver import Deliverer
 from bot.services.ingest import load_sample_if_empty
 from bot.services.peers import Peers, Share
@@ -232,8 +233,7 @@ def build_peers(
     adapters: dict[str, Adapter],
     metrics: Metrics | None = None,
 ) -> Peers:
-    """This process among the live ones; each heartbeat's share of the work sets the
-    deliverer's slot and Telegram's rate."""
+    """This process among the live ones; each beat's share sets the delivery slot and rate."""
     telegram = cast("TelegramAdapter | None", adapters.get("telegram"))
 
     def take(share: Share) -> None:
@@ -275,14 +275,12 @@ async def _enter_jobs(
     messengers: dict[str, Messenger],
     metrics: Metrics,
 ) -> AsyncIOScheduler:
-    """The services this role runs (deliverer, peers, poller), entered on `stack`, and
-    the scheduler of their jobs, built but not yet started."""
+    """The services this role runs (deliverer, peers, poller) and its jobs' shutdown,
+    entered on `stack`, and the scheduler of the jobs, built but not yet started."""
     process_id = uuid.uuid4().hex  # in the processes table, and on each claim it makes
-    deliverer = (
-        build_deliverer(settings, db, messengers, catalog, process_id, metrics)
-        if role in ("all", "worker")
-        else None
-    )
+    deliverer = None
+    if role in ("all", "worker"):
+        deliverer = build_deliverer(settings, db, messengers, catalog, process_id, metrics)
     peers = build_peers(settings, db, role, process_id, deliverer, adapters, metrics)
     await stack.enter_async_context(registered(peers))
     poller = None
@@ -290,8 +288,10 @@ async def _enter_jobs(
         poller = await stack.enter_async_context(
             contextlib.aclosing(build_poller(settings, db, catalog, metrics))
         )
+    jobs = Jobs(db, poller, deliverer, catalog, peers=peers)
+    stack.push_async_callback(jobs.stop)  # after the scheduler's shutdown, before the rest
     return build_scheduler(
-        Jobs(db, poller, deliverer, catalog, peers=peers),
+        jobs,
         role=role,
         deliver_interval=settings.deliver_interval,
         heartbeat_interval=settings.heartbeat_interval,

@@ -7,7 +7,7 @@ composition root (`bot.app`) hands it:
 
 - /healthz (liveness): 200 "ok" while `live()` finds nothing wrong, else 503 and the
   reason. The server runs on the bot's own event loop, so an answer at all says the
-  loop is alive; `live` says whether the scheduler is (`bot.scheduler.Liveness`).
+  loop is alive; `live` says whether the scheduler is (`bot.liveness.Liveness`).
 - /readyz (readiness): 200 "ok" while `ready()` finds nothing wrong (the database
   answers and its schema is at head: `storage.readiness`), else 503 and the reason.
 - /metrics: `metrics()`, Prometheus's text format (`bot.metrics`).

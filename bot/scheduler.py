@@ -27,11 +27,9 @@ Every process:
 Jobs coalesce, never overlap (`max_instances=1`) and run late within a grace period.
 A job never raises into the scheduler: failures are logged and retried next time.
 
-`Liveness` says whether all this is alive, for the ops endpoint's /healthz: the
-scheduler runs, its pulse (a job that only stamps the time, on the loop) is fresh,
-and no job whose runs are short has run past its bound (the heartbeat). A poll,
-digest or delivery round may rightly run long (a poll ends with a delivery round as
-long as the outbox), and what arXiv or a chat platform does never enters into it.
+At shutdown the scheduler starts no more jobs and `Jobs.stop` cancels those still running
+and waits for them, so that each closes its database session before the engine goes.
+Whether all this is alive is `bot.liveness`'s.
 """
 
 from __future__ import annotations
@@ -39,17 +37,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
-from apscheduler.events import (
-    EVENT_JOB_ERROR,
-    EVENT_JOB_EXECUTED,
-    EVENT_JOB_MISSED,
-    EVENT_JOB_SUBMITTED,
-    JobEvent,
-)
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
@@ -114,6 +104,7 @@ class FastPollTrigger(BaseTrigger):
 
 
 ROLES = ("all", "poller", "worker")
+STOP_WAIT = 10.0  # seconds `Jobs.stop` waits for cancelled runs to unwind
 
 
 async def poll_job(poller: Poller) -> PollOutcome | None:
@@ -142,11 +133,16 @@ def _stops_quietly(job: Callable[[Jobs], Awaitable[None]]) -> Callable[[Jobs], A
 
     @functools.wraps(job)
     async def run(self: Jobs) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self.running.add(task)
         with log_context(job=job.__name__):  # JSON log lines name the job
             try:
                 await job(self)
             except asyncio.CancelledError:
                 log.info("job %s stopped at shutdown", job.__name__)
+            finally:
+                self.running.discard(task)  # type: ignore[arg-type]
 
     return run
 
@@ -170,6 +166,16 @@ class Jobs:
         self._deliverer = deliverer
         self._clock = clock
         self._polling = asyncio.Lock()  # one poll at a time, scheduled or fast
+        self.running: set[asyncio.Task[object]] = set()  # the runs under way
+
+    async def stop(self) -> None:
+        """Cancel the runs under way (call it once the scheduler starts no more) and wait
+        up to `STOP_WAIT` seconds for them to unwind: each leaves its unit of work, which
+        rolls back and returns its connection, before the database is disposed of."""
+        if under_way := [task for task in self.running if not task.done()]:
+            for task in under_way:
+                task.cancel()
+            await asyncio.wait(under_way, timeout=STOP_WAIT)
 
     @_stops_quietly
     async def poll(self) -> None:
@@ -291,60 +297,3 @@ def build_scheduler(
         scheduler.add_job(jobs.deliver, "interval", seconds=deliver_interval, id="deliver")
     scheduler.add_job(jobs.heartbeat, "interval", seconds=heartbeat_interval, id="heartbeat")
     return scheduler
-
-
-PULSE_JOB = "pulse"
-
-
-class Liveness:
-    """Whether a scheduler is alive: running, its pulse fresh within `stale_after`
-    seconds, and no job of `bounds` (job id -> seconds) running for longer than its
-    bound. Watches the scheduler from before it starts."""
-
-    def __init__(
-        self,
-        scheduler: AsyncIOScheduler,
-        *,
-        stale_after: float = 60.0,
-        bounds: Mapping[str, float] | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._scheduler = scheduler
-        self._stale_after = stale_after
-        self._bounds = dict(bounds or {})
-        self._clock = clock
-        self._pulse = clock()
-        self._started: dict[str, float] = {}  # job id -> when its run began
-        scheduler.add_job(
-            self._beat,
-            "interval",
-            seconds=stale_after / 4,
-            id=PULSE_JOB,
-            next_run_time=datetime.now(UTC),  # at once when the scheduler starts
-        )
-        scheduler.add_listener(
-            self._seen,
-            EVENT_JOB_SUBMITTED | EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED,
-        )
-
-    async def _beat(self) -> None:  # a coroutine: it runs on the loop, not in a thread
-        self._pulse = self._clock()
-
-    def _seen(self, event: JobEvent) -> None:
-        if event.code == EVENT_JOB_SUBMITTED:
-            self._started[event.job_id] = self._clock()
-        else:
-            self._started.pop(event.job_id, None)
-
-    def problem(self) -> str | None:
-        """None while alive; otherwise what is wrong, in one line."""
-        if not self._scheduler.running:
-            return "the scheduler is not running"
-        now = self._clock()
-        if (age := now - self._pulse) > self._stale_after:
-            return f"the scheduler has run no job for {age:.0f} s (limit {self._stale_after:g} s)"
-        for job_id, since in self._started.items():
-            bound = self._bounds.get(job_id)
-            if bound is not None and now - since > bound:
-                return f"job {job_id} has run for {now - since:.0f} s, over its {bound:g} s"
-        return None

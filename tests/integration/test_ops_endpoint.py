@@ -21,8 +21,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.app import build_poller, ops_endpoint, running
 from bot.config import Settings
+from bot.liveness import PULSE_JOB
 from bot.metrics import Metrics
-from bot.scheduler import PULSE_JOB, Jobs, build_scheduler
+from bot.scheduler import Jobs, build_scheduler
 from bot.topics.catalog import Catalog
 from storage.database import Database
 
