@@ -134,15 +134,18 @@ def _stops_quietly(job: Callable[[Jobs], Awaitable[None]]) -> Callable[[Jobs], A
     @functools.wraps(job)
     async def run(self: Jobs) -> None:
         task = asyncio.current_task()
-        if task is not None:
-            self.running.add(task)
+        # A run inside another (a poll's delivery round) leaves the task to the outer run.
+        mine = task is not None and task not in self.running
+        if mine:
+            self.running.add(task)  # type: ignore[arg-type]
         with log_context(job=job.__name__):  # JSON log lines name the job
             try:
                 await job(self)
             except asyncio.CancelledError:
                 log.info("job %s stopped at shutdown", job.__name__)
             finally:
-                self.running.discard(task)  # type: ignore[arg-type]
+                if mine:
+                    self.running.discard(task)  # type: ignore[arg-type]
 
     return run
 

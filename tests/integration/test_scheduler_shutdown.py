@@ -48,3 +48,24 @@ async def test_stop_unwinds_the_runs_under_way_before_the_database_goes(
     await jobs.stop()  # nothing under way: nothing to do
     await db.dispose()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+class RoundAfterABeat(StuckRound):
+    """A round that first runs another job inside its own (as a poll runs a delivery round),
+    then waits inside a unit of work."""
+
+    jobs: Jobs
+
+    async def drain(self) -> None:
+        await self.jobs.heartbeat()  # a job run inside this one, which ends first
+        await super().drain()
+
+
+async def test_a_job_run_inside_another_leaves_it_tracked(db: Database) -> None:
+    stuck = RoundAfterABeat(db)
+    jobs = stuck.jobs = Jobs(db, None, stuck)  # type: ignore[arg-type]
+    run = asyncio.create_task(jobs.deliver())
+    await asyncio.wait_for(stuck.inside.wait(), 10)
+    assert jobs.running == {run}  # the inner run's end did not drop the outer one
+    await jobs.stop()
+    assert run.done() and db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
