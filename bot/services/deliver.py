@@ -94,6 +94,7 @@ class Deliverer:
 
         Up to `concurrency` rows are in flight; more are claimed whenever half of them
         are done. A chat's rows are sent one after the other, in the order claimed.
+        Cancelled (the process stops), it claims no more and waits for those in flight.
         Chats that voted since their model was trained get it retrained first.
         """
         await train_stale(self._uow, self._clock, share=self.share)
@@ -109,31 +110,36 @@ class Deliverer:
             wake.set()
 
         idle = False
-        while True:
-            room = self._concurrency - running
-            if not idle and room >= max(1, self._concurrency // 2):
-                claimed, jobs = await self._claim(room)
-                idle = not claimed
-                for job in jobs:
-                    task = asyncio.create_task(self._deliver(job, latest.get(job.chat.id)))
-                    task.add_done_callback(partial(done, job.chat.id))
-                    latest[job.chat.id] = task
-                    running += 1
-                if claimed and not jobs:
-                    continue  # all settled without a message: look for more
-            if not running:
-                if idle:
-                    return sent
-                continue
-            await wake.wait()
-            wake.clear()
-            for chat_id, task in finished:
-                running -= 1
-                sent += task.result()
-                if latest.get(chat_id) is task:
-                    del latest[chat_id]
-            finished.clear()
-            idle = False  # finished rows may be due again
+        try:
+            while True:
+                room = self._concurrency - running
+                if not idle and room >= max(1, self._concurrency // 2):
+                    claimed, jobs = await self._claim(room)
+                    idle = not claimed
+                    for job in jobs:
+                        task = asyncio.create_task(self._deliver(job, latest.get(job.chat.id)))
+                        task.add_done_callback(partial(done, job.chat.id))
+                        latest[job.chat.id] = task
+                        running += 1
+                    if claimed and not jobs:
+                        continue  # all settled without a message: look for more
+                if not running:
+                    if idle:
+                        return sent
+                    continue
+                await wake.wait()
+                wake.clear()
+                for chat_id, task in finished:
+                    running -= 1
+                    sent += task.result()
+                    if latest.get(chat_id) is task:
+                        del latest[chat_id]
+                finished.clear()
+                idle = False  # finished rows may be due again
+        except asyncio.CancelledError:  # stopping: claim nothing more, let the sends in
+            if latest:  # flight end and be recorded (each chat's last waits for the others)
+                await asyncio.wait(list(latest.values()))
+            raise
 
     async def _claim(self, limit: int) -> tuple[int, list[Job]]:
         """Claim up to `limit` rows, load what they need, and settle those with nothing

@@ -5,6 +5,7 @@ Time is injected: every test runs on a fake clock.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -596,3 +597,40 @@ async def test_an_empty_digest_sends_a_note_only_when_asked(
 
     await say(chat_ctx, "/digest note off")
     assert await next_digest(days=1) == []
+
+
+class Held(Recorder):
+    """A Recorder whose sends wait until released, as a slow platform does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sending = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def deliver(self, chat: Chat, message: object) -> None:
+        self.sending.set()
+        await self.release.wait()
+        await super().deliver(chat, message)
+
+
+async def test_a_stopping_worker_finishes_and_records_the_sends_in_flight(
+    db, small_catalog, clock, chat_ctx
+) -> None:
+    """Stopped (its delivery round cancelled at shutdown), a worker claims nothing more but
+    waits for the message it is sending and records it, so it is not sent again when the
+    lease runs out. Before, the round ended at once and the send was cut off with the loop."""
+    held = Held()
+    deliverer = Deliverer(db.uow, {"console": held}, small_catalog, clock=clock)
+    await say(chat_ctx, "/follow Web Agents")
+    await say(chat_ctx, "/digest instant")
+    await ingest(db, small_catalog, clock, WEB_RL)
+    round_ = asyncio.create_task(deliverer.drain())
+    await asyncio.wait_for(held.sending.wait(), 10)
+    round_.cancel()
+    await asyncio.sleep(0.1)
+    assert not round_.done()  # waiting for the send in flight
+    held.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await round_
+    assert len(held.sent) == 1
+    assert await outbox(db) == {"sent": 1}  # recorded: nothing left to send twice
