@@ -228,11 +228,11 @@ def how_papers_arrive(chat: Chat) -> str:
 SHOWN_CHARS = 80
 
 
-def not_a_command(text: str = "", registry: Registry | None = None) -> Reply:
+def not_a_command(text: str, registry: Registry) -> Reply:
     """The answer to a line that is no command. One that begins with the name of one of
     `registry`'s commands ("follow RL for LLM Agents") is shown back with its slash."""
     words = text.split()
-    if words and registry is not None and registry.get(words[0].casefold()) is not None:
+    if words and registry.get(words[0].casefold()) is not None:
         typed = " ".join([words[0].casefold(), *words[1:]])
         shown = typed if len(typed) <= SHOWN_CHARS else typed[: SHOWN_CHARS - 1] + "…"
         return Reply.text(
