@@ -93,7 +93,8 @@ def fit(examples: Sequence[tuple[Paper, int]]) -> LinearModel:
     """The model of (paper, vote) examples; both kinds of vote must occur. CPU-bound: the
     worker calls it in a thread."""
     vectors = [paper_vector(paper) for paper, _ in examples]
-    return fit_linear(vectors, [value > 0 for _, value in examples], strength=STRENGTH)
+    labels = [value > 0 for _, value in examples]
+    return fit_linear(vectors, labels, strength=STRENGTH, keep=KEEP)
 
 
 def build(votes: Sequence[Vote], followed: Collection[str], trained_at: datetime) -> ChatModel:

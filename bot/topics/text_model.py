@@ -217,14 +217,17 @@ def fit_linear(
     sample_weight: Sequence[float] | None = None,
     strength: float = 1.0,
     balanced: bool = True,
+    keep: int | None = None,
 ) -> LinearModel:
     """An L2-regularised logistic regression of `labels` on `vectors` (scikit-learn,
     Newton-CG: on a chat's 60 votes over some 7,000 features it reaches the optimum in half
     the time L-BFGS takes, bench/bench_feedback.py).
 
     `strength` is the inverse regularisation (scikit-learn's C): lower trusts the data less.
-    `balanced` weighs both answers equally however many of each there are. Both answers must
-    occur. The result is deterministic for the same input. It runs on one BLAS thread."""
+    `balanced` weighs both answers equally however many of each there are. With `keep`,
+    only the `keep` weights largest in absolute value are kept (chosen as `to_json(keep)`
+    chooses them, in NumPy: a chat's model has thousands). Both answers must occur. The
+    result is deterministic for the same input. It runs on one BLAS thread."""
     if len(vectors) != len(labels) or not vectors:
         raise ValueError("fit_linear needs one label per vector, and at least one vector")
     if len(set(labels)) != 2:
@@ -254,6 +257,10 @@ def fit_linear(
         model.fit(matrix, [bool(label) for label in labels], sample_weight=sample_weight)
     coef = model.coef_[0]
     kept = np.flatnonzero(np.abs(coef) >= PRUNE_BELOW)
+    if keep is not None and len(kept) > keep:
+        # Largest |weight| first; a stable sort leaves ties in column order, which is the
+        # features' alphabetical order (`names` is sorted), as `_largest` breaks them.
+        kept = np.sort(kept[np.argsort(-np.abs(coef[kept]), kind="stable")[:keep]])
     weights = dict(zip(map(names.__getitem__, kept.tolist()), coef[kept].tolist(), strict=True))
     return LinearModel(weights=weights, bias=float(model.intercept_[0]))
 

@@ -149,3 +149,17 @@ def test_a_stored_model_keeps_the_largest_weights_ties_by_feature(seed: int) -> 
         key=lambda item: (-abs(item[1]), item[0]),
     )
     assert kept == dict(sorted(ranked[:40]))
+
+
+def test_fitting_with_keep_chooses_the_weights_a_stored_model_keeps() -> None:
+    """`fit_linear(keep=k)` picks its weights in NumPy; what it keeps must be what the full
+    model's `to_json(keep=k)` keeps, so a chat's stored model is the same either way."""
+    papers = daily_listing()[:60]
+    vectors = [paper_vector(paper) for paper in papers]
+    labels = [n % 2 == 0 for n in range(len(papers))]
+    full = fit_linear(vectors, labels, strength=10.0)
+    assert len(full.weights) > 200
+    for keep in (1, 7, 200):
+        pruned = fit_linear(vectors, labels, strength=10.0, keep=keep)
+        assert len(pruned.weights) == keep
+        assert pruned.to_json() == full.to_json(keep=keep)
