@@ -1,11 +1,11 @@
 """The evaluation sets for "Ask about this topic" (tests/fixtures/ask/, issue 19).
 
-All four files (questions.jsonl, the set /ask was tuned on; fresh.jsonl, fresh2.jsonl and
-fresh3.jsonl, each written later by someone who had not seen /ask), their shape, not any
-answerer: ids unique, every cited paper is in the corpus the sets were written from, enough
-answerable and unanswerable questions, topics that exist in the bundled catalog, questions that
-fit a chat message, no fresh question repeating an old one, and the corpus unchanged since the
-sets were written (its sha256 is recorded in the README).
+All five files (questions.jsonl, the set /ask was tuned on; fresh.jsonl, fresh2.jsonl,
+fresh3.jsonl and fresh4.jsonl, each written later by someone who had not seen /ask), their
+shape, not any answerer: ids unique, every cited paper is in the corpus the sets were written
+from, enough answerable and unanswerable questions, topics that exist in the bundled catalog,
+questions that fit a chat message, no fresh question repeating an old one, and the corpus
+unchanged since the sets were written (its sha256 is recorded in the README).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ QUESTIONS = ASK_DIR / "questions.jsonl"
 FRESH = ASK_DIR / "fresh.jsonl"
 FRESH2 = ASK_DIR / "fresh2.jsonl"
 FRESH3 = ASK_DIR / "fresh3.jsonl"
+FRESH4 = ASK_DIR / "fresh4.jsonl"
 
 # Per file: id prefix, at least this many answerable and unanswerable questions.
 SETS = {
@@ -36,6 +37,7 @@ SETS = {
     FRESH.name: ("f", 20, 5),
     FRESH2.name: ("g", 30, 8),
     FRESH3.name: ("h", 30, 8),
+    FRESH4.name: ("k", 30, 10),
 }
 CORPUS = FIXTURES / "relevance" / "catalog" / "dev.jsonl.gz"
 FIELDS = {"id", "topic", "question", "answers", "note"}
