@@ -24,7 +24,7 @@ from bot.outbox_payloads import OutboxStatus
 if TYPE_CHECKING:
     from bot.ports import UnitOfWork
 
-ROLES = ("all", "poller", "worker")
+ROLES = ("all", "poller", "worker")  # what a process runs: `paperwatch run --role`
 # Seconds from arXiv's announcement to an alert's send: the goal is minutes, a poller
 # down for a day is a day.
 LAG_BUCKETS = (60, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200, 86400, 172800, 604800)

@@ -56,6 +56,7 @@ from bot.arxiv.calendar import (
 from bot.arxiv.parse import FeedError
 from bot.arxiv.responses import ArxivHTTPError
 from bot.log_json import log_context
+from bot.metrics import ROLES
 from bot.services.deliver import Deliverer
 from bot.services.digests import fold_due_digests
 from bot.services.like_recalibration import recalibrate_due
@@ -103,7 +104,6 @@ class FastPollTrigger(BaseTrigger):
         return f"every {self.interval.total_seconds():g} s in arXiv's feed-switch window"
 
 
-ROLES = ("all", "poller", "worker")
 STOP_WAIT = 10.0  # seconds `Jobs.stop` waits for cancelled runs to unwind
 
 
