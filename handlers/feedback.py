@@ -20,7 +20,8 @@ from handlers.base import CommandSpec, Context, with_args
 from handlers.subscriptions import usage_error
 
 NOT_SENT = (
-    "I sent this chat no paper {id}: 👍 and 👎 are for the papers I sent here. Nothing was changed."
+    "{id} was not in an alert or a digest I sent this chat, and 👍/👎 are for those. "
+    "Nothing was changed."
 )
 WHY_WORDS = 5
 FILTER_RULE = (

@@ -116,7 +116,8 @@ async def test_telegram_votes_on_alerts_and_digests(db: Database, catalog: Catal
             await fake.async_wait_until(lambda f: len(f.answered_callbacks) == 3)
             refused = fake.answered_callbacks[-1]
             assert (
-                refused["show_alert"] and "I sent this chat no paper 2611.00002" in refused["text"]
+                refused["show_alert"]
+                and "2611.00002 was not in an alert or a digest I sent this chat" in refused["text"]
             )
             # Another chat's button: its signature is not this chat's.
             foreign = buttons.encode(Button("", Action.MORE, "2611.00001"), str(BOB), adapter.key)
@@ -204,5 +205,7 @@ async def test_slack_vote_button(db: Database, catalog: Catalog, slack: tuple) -
     await ingest(db, catalog, paper(4, "Not sent"))
     forged = buttons.encode(Button("", Action.MORE, "2611.00004"), ref.external_id, adapter.key)
     await post(block_action_body("pw_more_0_0", forged, USER, CHANNEL))
-    assert "I sent this chat no paper 2611.00004" in _text(fake.posted[-1].blocks)
+    assert "2611.00004 was not in an alert or a digest I sent this chat" in _text(
+        fake.posted[-1].blocks
+    )
     assert await votes(db, ref) == {"2611.00003": 1}

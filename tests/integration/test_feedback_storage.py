@@ -118,7 +118,9 @@ async def test_the_terminal_votes_on_what_it_was_sent_and_its_digest_follows(
     assert "👍/👎: /more 2603.00001 or /less 2603.00001" in out.getvalue()
 
     assert "👍 noted" in await say(ctx, "/more 2603.00001")
-    assert "I sent this chat no paper 2603.00099" in await say(ctx, "/less 2603.00099")
+    assert "2603.00099 was not in an alert or a digest I sent this chat" in await say(
+        ctx, "/less 2603.00099"
+    )
     async with db.uow() as uow:
         chat = await uow.chats.get(CONSOLE_CHAT)
         assert chat is not None

@@ -112,8 +112,14 @@ async def test_a_vote_on_a_paper_the_chat_was_sent_is_stored_once(
         ("/more", "Give me the arXiv id"),
         ("/less banana", "Give me the arXiv id"),
         ("/more 2603.00001 2603.00002", "Give me the arXiv id"),
-        ("/more 2603.99999", "I sent this chat no paper 2603.99999"),  # not in the index
-        ("/less 2603.00002", "I sent this chat no paper 2603.00002"),  # stored, never sent
+        (
+            "/more 2603.99999",
+            "2603.99999 was not in an alert or a digest I sent this chat",
+        ),  # not in the index
+        (
+            "/less 2603.00002",
+            "2603.00002 was not in an alert or a digest I sent this chat",
+        ),  # stored, never sent
         ("/more " + "9" * 150, "Give me the arXiv id"),
     ],
 )
@@ -130,7 +136,7 @@ async def test_bad_or_forged_votes_get_one_line_and_change_nothing(
 
 async def test_a_vote_from_a_chat_that_never_started_changes_nothing(ctx: Context) -> None:
     reply = await say(ctx, "/more 2603.00001")
-    assert reply.is_error and "I sent this chat no paper" in reply.lines[0]
+    assert reply.is_error and "was not in an alert or a digest I sent this chat" in reply.lines[0]
 
 
 def test_the_model_acts_only_on_topics_with_five_up_and_three_down() -> None:
