@@ -38,15 +38,17 @@ def _describe(chat: Chat) -> str:
     return text
 
 
-_HHMM = re.compile(r"[0-9]{1,2}:[0-9]{2}")  # ASCII digits only: "᧚:00" is no time
+# ASCII digits only ("᧚:00" is no time); a whole hour may be written alone ("7", "22").
+_HHMM = re.compile(r"[0-9]{1,2}(:[0-9]{2})?")
 
 
 def _hhmm(text: str) -> str:
-    """ "7:30" -> "07:30"; ValueError with a readable message for anything else."""
+    """ "7:30" -> "07:30", "7" -> "07:00"; ValueError with a readable message for anything
+    else."""
     try:
         if not _HHMM.fullmatch(text):
             raise ValueError(text)
-        return parse_hhmm(text).strftime("%H:%M")
+        return parse_hhmm(text if ":" in text else f"{text}:00").strftime("%H:%M")
     except ValueError:
         raise ValueError("Write the time as HH:MM, e.g. 07:30.") from None
 
@@ -73,7 +75,7 @@ def _parse_digest(args: str) -> dict[str, object]:
     if mode == "weekly" and len(rest) <= 2:
         values = {"digest_mode": mode}
         for word in rest:
-            if ":" in word:
+            if ":" in word or (word.isascii() and word.isdigit()):
                 values["digest_time"] = _hhmm(word)
             else:
                 day = next((d for d in WEEKDAYS if d.startswith(word[:3])), None)
@@ -172,7 +174,10 @@ async def quiet(cmd: Command, ctx: Context) -> Reply:
         try:
             values = {"quiet_start": _hhmm(start.strip()), "quiet_end": _hhmm(end.strip())}
         except ValueError:
-            return usage_error(QUIET.usage, "Write the hours as HH:MM-HH:MM. Nothing was changed.")
+            return usage_error(
+                QUIET.usage,
+                "Write the hours as HH:MM-HH:MM, e.g. 22:00-07:00 or 22-7. Nothing was changed.",
+            )
     async with ctx.uow() as uow:
         chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
         await uow.chats.update(chat.id, **values)

@@ -74,6 +74,9 @@ async def test_other_zone_files_are_refused_and_change_nothing(
         "/digest weekly monday ᧚:00",
         "/digest weekly ٠٨:٠٠",
         "/digest daily 99999999999999999999:00",
+        "/digest daily 24",
+        "/digest daily 123",
+        "/digest weekly monday 25",
     ],
 )
 async def test_digest_times_are_ascii_hh_mm(db: Database, ctx: Context, line: str) -> None:
@@ -86,12 +89,16 @@ async def test_digest_times_are_ascii_hh_mm(db: Database, ctx: Context, line: st
     assert await settings(db) == before
 
 
-@pytest.mark.parametrize("hours", ["٠٨:٠٠-٠٩:٠٠", "᧚:00-07:00", "22:00-٠٧:٠٠", "24:00-07:00"])
+@pytest.mark.parametrize(
+    "hours", ["٠٨:٠٠-٠٩:٠٠", "᧚:00-07:00", "22:00-٠٧:٠٠", "24:00-07:00", "22-٧", "22", "22-"]
+)
 async def test_quiet_hours_are_ascii_hh_mm(db: Database, ctx: Context, hours: str) -> None:
     await say(ctx, "/quiet 22:00-07:00")
     before = await settings(db)
     answer = await say(ctx, f"/quiet {hours}")
-    assert "Write the hours as HH:MM-HH:MM. Nothing was changed." in answer
+    assert (
+        "Write the hours as HH:MM-HH:MM, e.g. 22:00-07:00 or 22-7. Nothing was changed." in answer
+    )
     assert await settings(db) == before
 
 
@@ -99,3 +106,12 @@ async def test_ascii_times_still_work(db: Database, ctx: Context) -> None:
     assert "A daily digest at 07:05" in await say(ctx, "/digest daily 7:05")
     assert "on Monday at 18:30" in await say(ctx, "/digest weekly mon 18:30")
     assert "Quiet hours 22:00-07:00" in await say(ctx, "/quiet 22:00 - 07:00")
+
+
+async def test_a_whole_hour_may_be_written_alone(db: Database, ctx: Context) -> None:
+    """ "/quiet 23-7" and "/digest daily 8" are how people write hours; they mean :00."""
+    assert "A daily digest at 08:00" in await say(ctx, "/digest daily 8")
+    assert "on Friday at 17:00" in await say(ctx, "/digest weekly fri 17")
+    assert "on Monday at 06:00" in await say(ctx, "/digest weekly 6 monday")
+    assert "Quiet hours 23:00-07:00" in await say(ctx, "/quiet 23-7")
+    assert "Quiet hours 22:30-06:00" in await say(ctx, "/quiet 22:30 - 6")
