@@ -3,6 +3,7 @@ in the overview of `handlers.overview`)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from bot.domain import Action, Button, Command, Reply, Subscription, SubscriptionKind
@@ -13,6 +14,25 @@ from handlers.subscriptions import EXAMPLE_TOPIC, page_number, usage_error
 # so that one page always fits one message on every platform.
 LIST_PAGE = 15
 LIST_LINE = 160
+
+
+_KINDS = {
+    SubscriptionKind.TOPIC: ("topic", "topics"),
+    SubscriptionKind.QUERY: ("query", "queries"),
+    SubscriptionKind.AUTHOR: ("author", "authors"),
+    SubscriptionKind.LIKE: ("set of papers", "sets of papers"),
+}
+
+
+def followed_count(subs: Sequence[Subscription]) -> str:
+    """What a chat follows, counted by kind: "1 topic", "2 topics, 1 query and 1 author"."""
+    counts = Counter(sub.kind for sub in subs)
+    parts = [
+        f"{n} {one if n == 1 else many}"
+        for kind, (one, many) in _KINDS.items()
+        if (n := counts[kind])
+    ]
+    return " and ".join(filter(None, (", ".join(parts[:-1]), parts[-1]))) if parts else "nothing"
 
 
 def _shorten(text: str, width: int = LIST_LINE) -> str:
@@ -43,7 +63,7 @@ def following_lines(
     more = f": /list {page + 1} for more" if page < pages else "."
     footer = (f"Page {page} of {pages}{more}",) if pages > 1 else ()
     lines = [_list_line(sub, thresholds or {}) for sub in shown]
-    return (f"You follow {len(subs)} topic(s):", *lines, *footer)
+    return (f"You follow {followed_count(subs)}:", *lines, *footer)
 
 
 async def list_(cmd: Command, ctx: Context) -> Reply:

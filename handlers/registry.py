@@ -6,7 +6,7 @@ from bot.domain import Command, Reply
 from handlers.ask import ASK
 from handlers.base import CommandSpec, Context, Registry, ensure_digest_schedule
 from handlers.feedback import FEEDBACK, FILTER, LESS, MORE
-from handlers.following import LIST
+from handlers.following import LIST, followed_count
 from handlers.like_follows import FOLLOW, UNFOLLOW
 from handlers.overview import SETTINGS
 from handlers.search import SEARCH
@@ -33,7 +33,7 @@ async def start(cmd: Command, ctx: Context) -> Reply:
         "Then /latest shows the newest papers. /help lists every command.",
     ]
     if followed:
-        lines.insert(1, f"Welcome back: you follow {len(followed)} topic(s); /list shows them.")
+        lines.insert(1, f"Welcome back: you follow {followed_count(followed)}; /list shows them.")
     return Reply.text(*lines)
 
 

@@ -287,9 +287,11 @@ async def latest(cmd: Command, ctx: Context) -> Reply:
                 "No papers are stored yet.",
                 "They arrive with the next arXiv announcement (or run: paperwatch ingest).",
             )
+        about = f"on {listing.name}" if listing.name else "in what you follow"
+        about = about if listing.tags is not None else "stored"
         if muted:
-            return Reply.text("Every paper on that has a tag you muted; /muted lists them.")
-        return Reply.text("No papers on that yet. New ones reach you as they appear.")
+            return Reply.text(f"Every paper {about} has a tag you muted; /muted lists them.")
+        return Reply.text(f"No papers {about} yet. New ones reach you as they appear.")
     followed = {subscription_tag(s) for s in subs}
     heading = listing.heading + (", muted tags left out" if hidden else "")
     heading += f", page {page} of {pages}:" if page > 1 else ":"

@@ -54,7 +54,7 @@ def test_scripted_console_on_the_embedded_default(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "Now following RL for LLM Agents" in result.stdout
-    latest, _, listed = result.stdout.partition("You follow 1 topic(s):")
+    latest, _, listed = result.stdout.partition("You follow 1 topic:")
     assert latest.count("\n• ") == 5
     assert "• RL for LLM Agents" in listed
     assert (tmp_path / "paperwatch.db").exists()  # the default: a SQLite file in the cwd

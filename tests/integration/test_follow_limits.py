@@ -97,7 +97,7 @@ async def test_list_is_paginated_and_every_page_is_short(db: Database, ctx: Cont
         assert len(query) <= MAX_ARGS
         assert "Now following your query" in await say(ctx, f"/follow {query}")
     first = await say(ctx, "/list")
-    assert f"You follow {total} topic(s):" in first
+    assert f"You follow {total} queries:" in first
     assert first.count("\n• ") == LIST_PAGE
     assert "Page 1 of 3: /list 2 for more" in first
     assert "Page 2 of 3: /list 3 for more" in await say(ctx, "/list 2")

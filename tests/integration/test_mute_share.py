@@ -82,7 +82,33 @@ async def test_latest_leaves_out_what_is_muted(db: Database, small_catalog: Cata
     assert reply is not None and len(reply.papers) == 3
     await say(ctx, "/mute Web Agents")
     assert await say(ctx, "/latest Web Agents") == [
-        "Every paper on that has a tag you muted; /muted lists them."
+        "Every paper on Web Agents has a tag you muted; /muted lists them."
+    ]
+
+
+async def test_latest_with_nothing_to_list_names_what_it_looked_at(
+    db: Database, small_catalog: Catalog
+) -> None:
+    """/latest with nothing to show said "on that", whatever was asked: it names the topic,
+    what the chat follows, or the whole index."""
+    ctx = Context(uow=db.uow, catalog=small_catalog, clock=lambda: NOW)
+    await add(db, 2, "reinforcement-learning")
+    await say(ctx, "/mute Reinforcement Learning")
+    assert await say(ctx, "/latest Web Agents") == [
+        "No papers on Web Agents yet. New ones reach you as they appear."
+    ]
+    assert await say(ctx, "/latest") == [
+        "Every paper stored has a tag you muted; /muted lists them."
+    ]
+    await say(ctx, "/follow Reinforcement Learning")
+    assert await say(ctx, "/latest") == [
+        "Every paper in what you follow has a tag you muted; /muted lists them."
+    ]
+    await say(ctx, "/unmute Reinforcement Learning")
+    await say(ctx, "/unfollow Reinforcement Learning")
+    await say(ctx, "/follow Web Agents")
+    assert await say(ctx, "/latest") == [
+        "No papers in what you follow yet. New ones reach you as they appear."
     ]
 
 

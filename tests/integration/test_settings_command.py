@@ -48,7 +48,7 @@ async def test_every_setting_the_chat_changed_is_shown(
     assert "A weekly digest on Friday at 17:30, time zone Europe/Berlin." in shown
     assert "Quiet hours 22:00-07:00." in shown and "Paused: /resume to restart." in shown
     assert "Momentum alerts: off" in shown and "Learned filter: on" in shown
-    assert "You follow 1 topic(s):\n• Web Agents" in shown
+    assert "You follow 1 topic:\n• Web Agents" in shown
     assert "• Agentic RAG (in Web Agents)" in shown and "• Reinforcement Learning" in shown
     assert await say(ctx, "/settings") == shown  # reading changed nothing
 

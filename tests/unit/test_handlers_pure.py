@@ -14,6 +14,7 @@ import pytest
 from bot.domain import ChatRef, Paper, Platform, Reply, Role, Subscription, SubscriptionKind
 from bot.topics.catalog import Catalog
 from handlers.base import Context
+from handlers.following import followed_count
 from handlers.registry import REGISTRY
 from handlers.settings import muted_lines
 from handlers.text import parse_command
@@ -50,7 +51,7 @@ async def test_follow_list_and_unfollow_through_a_typo(ctx: Context, fake: FakeD
     assert chat.next_digest_at is not None and chat.next_digest_at > NOW  # a daily digest
 
     listed = await say(ctx, "/list")
-    assert listed.lines == ("You follow 1 topic(s):", "• RL for LLM Agents")
+    assert listed.lines == ("You follow 1 topic:", "• RL for LLM Agents")
     assert [row[0].arg for row in listed.buttons] == ["rl-for-llm-agents"]
 
     gone = await say(ctx, "/unfollow RL for LLM Agnets")
@@ -149,3 +150,21 @@ async def test_timezone_alone_says_which_one_is_set(ctx: Context) -> None:
     assert "Usage: /timezone Europe/Berlin" in first.lines[1] and not first.changes_chat
     await say(ctx, "/timezone europe/berlin")
     assert (await say(ctx, "/timezone")).lines[0] == "This chat's time zone is Europe/Berlin."
+
+
+@pytest.mark.parametrize(
+    ("kinds", "said"),
+    [
+        (("topic",), "1 topic"),
+        (("topic", "topic"), "2 topics"),
+        (("query", "topic", "author", "topic"), "2 topics, 1 query and 1 author"),
+        (("like", "like", "query"), "1 query and 2 sets of papers"),
+        ((), "nothing"),
+    ],
+)
+def test_what_a_chat_follows_is_counted_by_kind(kinds: tuple[str, ...], said: str) -> None:
+    subs = [
+        Subscription(n, 1, SubscriptionKind(kind), f"t{n}", f"label {n}")
+        for n, kind in enumerate(kinds)
+    ]
+    assert followed_count(subs) == said

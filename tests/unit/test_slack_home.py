@@ -10,7 +10,7 @@ from handlers.overview import Overview
 def test_home_shows_following_muted_and_delivery_in_that_order() -> None:
     view = home_view(
         Overview(
-            following=("You follow 1 topic(s):", "• Web Agents"),
+            following=("You follow 1 topic:", "• Web Agents"),
             muted=("Nothing is muted.",),
             delivery=("A daily digest at 08:00, time zone UTC.",),
             switches=("Momentum alerts: on (/momentum alerts on|off).",),
@@ -19,7 +19,7 @@ def test_home_shows_following_muted_and_delivery_in_that_order() -> None:
     assert view["type"] == "home"
     texts = [b["text"]["text"] for b in view["blocks"] if b["type"] == "section"]
     assert texts == [
-        "You follow 1 topic(s):\n• Web Agents",
+        "You follow 1 topic:\n• Web Agents",
         "Nothing is muted.",
         "A daily digest at 08:00, time zone UTC.\n"
         "Momentum alerts: on (/paperwatch momentum alerts on|off).",
@@ -38,7 +38,7 @@ def test_home_escapes_and_stays_within_slacks_block_limit() -> None:
 def test_home_names_commands_as_slack_users_type_them() -> None:
     view = home_view(
         Overview(
-            following=("You follow 20 topic(s):", "Page 1 of 2: /list 2 for more."),
+            following=("You follow 20 topics:", "Page 1 of 2: /list 2 for more."),
             muted=("Nothing is muted.", "Usage: /mute <tag> [in <followed topic>]"),
             delivery=("A daily digest at 08:00, time zone UTC.",),
         )
