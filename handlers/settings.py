@@ -190,8 +190,13 @@ async def quiet(cmd: Command, ctx: Context) -> Reply:
 async def _set_paused(cmd: Command, ctx: Context, paused: bool) -> Reply:
     async with ctx.uow() as uow:
         chat = await uow.chats.get_or_create(cmd.chat, cmd.chat_kind)
+        was = chat.paused
         await uow.chats.update(chat.id, paused=paused)
         await uow.commit()
+    if was == paused:  # said twice: say how things stand, not that something happened
+        if paused:
+            return Reply.text("Already paused: nothing is sent until /resume; nothing is lost.")
+        return Reply.text("Not paused: papers are sent as /settings shows; /pause stops them.")
     if paused:
         return Reply(
             lines=("Paused. Nothing is sent until /resume; nothing is lost.",), changes_chat=True

@@ -115,3 +115,14 @@ async def test_a_whole_hour_may_be_written_alone(db: Database, ctx: Context) -> 
     assert "on Monday at 06:00" in await say(ctx, "/digest weekly 6 monday")
     assert "Quiet hours 23:00-07:00" in await say(ctx, "/quiet 23-7")
     assert "Quiet hours 22:30-06:00" in await say(ctx, "/quiet 22:30 - 6")
+
+
+async def test_pause_and_resume_said_twice_say_how_things_stand(db: Database, ctx: Context) -> None:
+    assert "Not paused" in (await say(ctx, "/resume"))
+    assert (await say(ctx, "/pause")).startswith("Paused. Nothing is sent until /resume")
+    assert (await say(ctx, "/pause")).startswith("Already paused: nothing is sent until /resume")
+    async with db.uow() as uow:
+        chat = await uow.chats.get(CONSOLE_CHAT)
+    assert chat is not None and chat.paused
+    assert (await say(ctx, "/resume")).startswith("Resumed. What waited will arrive shortly.")
+    assert (await say(ctx, "/resume")).startswith("Not paused: papers are sent as /settings shows")
