@@ -146,12 +146,14 @@ async def _nothing(
             "No papers are stored yet.",
             "They arrive with the next arXiv announcement (or run: paperwatch ingest).",
         )
+    where = f" in {within.name}" if isinstance(within, Within) else ""
     if hidden and (await uow.search.search(words, tags=tags, limit=0)).total:
-        return Reply.text("Every paper matching that has a tag you muted; /muted lists them.")
+        return Reply.text(
+            f'Every paper{where} matching "{_shown(words)}" has a tag you muted; /muted lists them.'
+        )
     if isinstance(within, list) and within:  # topics the text before the colon may mean
         name = words.partition(":")[0].strip()
         return unknown_topic(name, within)
-    where = f" in {within.name}" if isinstance(within, Within) else ""
     return Reply.text(
         f'No paper{where} matches "{_shown(words)}".',
         "Try fewer or other words, or a prefix such as agent* (it finds agents, agentic).",

@@ -113,7 +113,13 @@ async def test_every_match_muted_says_so(ctx: Context, fake: FakeDatabase) -> No
     assert not (await say(ctx, "/follow Web Agents")).is_error
     fake.state.mutes.append((1, "web-agents", ""))  # /mute Web Agents (it needs momentum)
     reply = await say(ctx, "/search remember")
-    assert reply.lines == ("Every paper matching that has a tag you muted; /muted lists them.",)
+    assert reply.lines == (
+        'Every paper matching "remember" has a tag you muted; /muted lists them.',
+    )
+    within = await say(ctx, "/search Web Agents: remember")
+    assert within.lines == (
+        'Every paper in Web Agents matching "remember" has a tag you muted; /muted lists them.',
+    )
 
 
 async def test_plain_words_fall_back_to_any_of_them(ctx: Context) -> None:
