@@ -260,8 +260,7 @@ def _listing(text: str, subs: Sequence[Subscription], ctx: Context) -> _Listing 
 
 
 async def latest(cmd: Command, ctx: Context) -> Reply:
-    """The newest papers on a topic, or on everything this chat follows, `latest_limit`
-    a page: /latest [topic] [page]."""
+    """The newest papers on a topic or all it follows, a page: /latest [topic] [page]."""
     size = ctx.latest_limit
     async with ctx.uow() as uow:
         chat = await uow.chats.get(cmd.chat)
