@@ -19,8 +19,10 @@ it follows none. Two steps:
    shares, and so are not the question's subject.
 
 With a language model configured (`handlers.ask_llm`), step 2 is written by the model from
-the same candidates, numbered, and its citations are checked against them; without one, or
-when it cannot answer, the extractive answer stands.
+the same candidates, numbered, and its citations are checked against them, also when the
+floor found nothing: the model reads question and abstracts together, and can tell a question
+in other words than the papers' from one they do not answer, which word overlap cannot.
+Without one, or when it cannot answer, the extractive answer stands.
 
 Nothing typed becomes search syntax: only the question's words (letters and digits) reach
 the index, each one quoted by `bot.topics.search_text`.
@@ -184,7 +186,7 @@ async def ask(cmd: Command, ctx: Context) -> Reply:
     if not asked.answer.found and isinstance(within, list) and colon and rest.strip():
         # "Basket Weaving: ..." names no topic, and as a question it finds nothing either.
         return unknown_topic(name.strip(), within)
-    if ctx.answer_writer is not None and asked.answer.found:
+    if ctx.answer_writer is not None and asked.candidates:
         quoted = [group.paper for group in asked.answer.groups]
         return await written_reply(
             ctx,

@@ -1,7 +1,7 @@
 """/ask with a language model: the same retrieval, the answer written, its citations checked.
 
 When the composition root gives the context an `AnswerWriter` (PAPERWATCH_LLM_URL, _API_KEY
-and _MODEL set) and the extractive answer found something, `written_reply`:
+and _MODEL set) and the search retrieved papers, `written_reply`:
 
 1. numbers the candidate papers as passages (`bot.topics.llm_prompt.passages`: the papers
    the extractive answer quotes first, then the others as retrieved);
@@ -16,7 +16,9 @@ and _MODEL set) and the extractive answer found something, `written_reply`:
 
 When the model cannot be used (budget spent, timeout, HTTP error, a body that is not a
 chat completion) or its answer cites none of the passages, the reply is the extractive one
-with one line first saying why.
+with one line first saying why. When the extractive answer had found nothing either, that
+"None of the N papers ..." reply is given as it is: the model's "the passages do not answer"
+agrees with it, and a model that could not be asked changes nothing it says.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ async def written_reply(
 ) -> Reply:
     """The model's answer to `question` from `candidates`, or `extractive` and why not.
 
-    `quoted` are the papers the extractive answer cites; `asked_of` how many papers the
+    `quoted` are the papers the extractive answer cites (none when it found nothing: then
+    `extractive` is its "None of the N papers" reply); `asked_of` how many papers the
     question was asked of and which (e.g. `(412, "on RL for LLM Agents")`)."""
     given = passages(quoted, candidates)
     if not given:  # nothing retrieved: nothing the model could cite
@@ -61,11 +64,11 @@ async def written_reply(
         written = await write_within_budget(ctx, writer, question, given)
     except WriterError as exc:
         log.info("ask: extractive answer instead of the model's: %s", type(exc).__name__)
-        return noted(extractive, exc.reason)
+        return noted(extractive, exc.reason) if quoted else extractive
     result = checked(written.text, given)
     if not result.cited:
         log.info("ask: the model's answer cited no passage given")
-        return noted(extractive, CITED_NOTHING)
+        return noted(extractive, CITED_NOTHING) if quoted else extractive
     log.info(
         "ask: the model answered passages=%d cited=%d tokens=%s",
         len(given),

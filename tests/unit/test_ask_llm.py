@@ -268,6 +268,53 @@ async def test_without_the_settings_nothing_changes_and_no_request_leaves(
     assert llm.requests == []
 
 
+# In other words than the papers': the floor finds nothing, though the search retrieves them.
+PARAPHRASE = (
+    "/ask which browsing systems recall pages they visited long before, across whole sessions?"
+)
+
+
+async def test_the_model_answers_what_the_floor_missed(
+    ctx: Context, llm: FakeLlm, fake: FakeDatabase, small_catalog: Catalog
+) -> None:
+    """The extractive floor, which only counts shared words, says "None of the 3 papers"; the
+    model reads the retrieved abstracts with the question and finds the answer in them."""
+    words = await extractive(fake, small_catalog, PARAPHRASE)
+    assert words.lines[0].startswith("None of the 3 papers stored since 2026-03-01 talks")
+    llm.answer("A web agent keeps an episodic memory of the pages it visited [1].")
+    reply = await say(ctx, PARAPHRASE)
+    (request,) = llm.requests
+    assert request.user_message.startswith("Passages:\n[1] Web Agents that Remember.")
+    assert reply.lines == (
+        "From 1 of the 3 papers stored, written by a language model:",
+        "A web agent keeps an episodic memory of the pages it visited [1].",
+    )
+    assert [section.heading for section in reply.sections] == ["[1] Web Agents that Remember"]
+
+
+async def test_a_model_that_finds_no_answer_leaves_the_plain_not_found(
+    ctx: Context, llm: FakeLlm, fake: FakeDatabase, small_catalog: Catalog
+) -> None:
+    """The model agrees with the floor (it cites nothing): the reply is the extractive one, as
+    it is, without the note about an answer that cited nothing."""
+    llm.answer("The passages do not say how browsing systems recall pages across sessions.")
+    reply = await say(ctx, PARAPHRASE)
+    assert len(llm.requests) == 1
+    assert reply == await extractive(fake, small_catalog, PARAPHRASE)
+
+
+async def test_a_model_that_cannot_answer_leaves_the_plain_not_found(
+    llm: FakeLlm, fake: FakeDatabase, small_catalog: Catalog
+) -> None:
+    """No abstract passed the floor, so "here are the abstracts' own words" would be untrue:
+    a model that times out leaves the extractive "None of the 3 papers" reply as it is."""
+    llm.hang()
+    async for ctx in context(settings_for(llm, PAPERWATCH_LLM_TIMEOUT=0.5), fake, small_catalog):
+        reply = await say(ctx, PARAPHRASE)
+    assert len(llm.requests) == 1
+    assert reply == await extractive(fake, small_catalog, PARAPHRASE)
+
+
 async def test_an_off_subject_question_does_not_call_the_model(ctx: Context, llm: FakeLlm) -> None:
     reply = await say(ctx, "/ask how long should sourdough bread proof?")
     assert reply.lines[0].startswith("None of the 3 papers stored since 2026-03-01 talks")
