@@ -170,7 +170,7 @@ def test_audit_exit_status(dev, monkeypatch: pytest.MonkeyPatch, capsys) -> None
 
 
 def test_dev_runs_the_suite_on_two_workers_unless_told_otherwise(dev) -> None:
-    assert dev.pytest_workers([]) == ["-n", "2"]
-    assert dev.pytest_workers(["tests/unit", "-k", "lock"]) == ["-n", "2"]
+    assert dev.pytest_workers([]) == ["-n", "2", "--dist", "worksteal"]
+    assert dev.pytest_workers(["tests/unit", "-k", "lock"]) == ["-n", "2", "--dist", "worksteal"]
     for chosen in (["-n", "4"], ["-n0"], ["--numprocesses=3"], ["-p", "no:xdist"]):
         assert dev.pytest_workers(chosen) == [], chosen
