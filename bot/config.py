@@ -114,6 +114,10 @@ class Settings(BaseSettings):
     slack_allowed_users: Annotated[tuple[str, ...], NoDecode] = Field(
         default=(), validation_alias="SLACK_ALLOWED_USERS"
     )
+    # Slack's limit on posts to one channel; raise it only for a local server.
+    slack_channel_messages_per_second: float = Field(
+        default=1.0, gt=0, validation_alias="SLACK_CHANNEL_MESSAGES_PER_SECOND"
+    )
     # Chat commands a minute, per person and per chat (Telegram and Slack), and how many
     # may come at once; more are not run (handlers.rate_limit).
     user_commands_per_minute: float = Field(
@@ -294,12 +298,9 @@ class Settings(BaseSettings):
         return self.slack_bot_token is not None
 
     def telegram_webhook_secret_value(self) -> str:
-        """Webhook mode's secret. Refuses to start without one: the webhook URL is public,
-        and without the secret anyone could post updates as any user of any chat.
-
-        (Refusing rather than generating one: a generated secret would differ in each
-        process behind a load balancer, and each start would re-register it.)
-        """
+        """Webhook mode's secret. Refuses to start without one: the webhook URL is public, and
+        without it anyone could post updates as any user of any chat. (Not generated: it would
+        differ in each process behind a load balancer, and each start would re-register it.)"""
         if self.telegram_webhook_secret is None:
             raise StartupError(
                 "TELEGRAM_WEBHOOK_URL is set but TELEGRAM_WEBHOOK_SECRET is not; set it to a"

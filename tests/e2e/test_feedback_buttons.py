@@ -32,6 +32,7 @@ FAST = {
     "TELEGRAM_MESSAGES_PER_SECOND": 10_000,
     "TELEGRAM_CHAT_MESSAGES_PER_SECOND": 10_000,
     "TELEGRAM_GROUP_MESSAGES_PER_MINUTE": 10_000,
+    "SLACK_CHANNEL_MESSAGES_PER_SECOND": 10_000,
 }
 
 
@@ -164,6 +165,7 @@ async def slack(db: Database, catalog: Catalog, unused_tcp_port: int) -> AsyncIt
             SLACK_API_URL=fake.api_url,
             SLACK_HTTP_HOST="127.0.0.1",
             SLACK_HTTP_PORT=unused_tcp_port,
+            **FAST,
         )
         adapter = SlackAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
         await adapter.start()

@@ -35,6 +35,9 @@ from tests.support.slack_server import (
 )
 
 SECRET = "test-signing-secret"
+# Posts a second to one channel in tests that are not about Slack's limit (1 a second, kept
+# by test_alerts_to_one_channel_keep_to_slacks_limit): a reply and an alert need not wait.
+FAST_RATE = 10_000.0
 TEAM, CHANNEL, ALICE, BOB = "T0PAPERW1", "C0PAPERS1", "U0ALICE01", "U0BOB0001"
 HOSTILE = "Agents <@U0ALICE01> & <!here> *bold* $\\mathcal{O}(n^2)$ $<$ عربي 🚀 zero\u200bwidth"
 
@@ -82,7 +85,12 @@ def catalog() -> Catalog:
 
 
 @pytest.fixture
-async def app(db: Database, catalog: Catalog, unused_tcp_port: int) -> AsyncIterator[App]:
+async def app(
+    request: pytest.FixtureRequest, db: Database, catalog: Catalog, unused_tcp_port: int
+) -> AsyncIterator[App]:
+    """The app posting FAST_RATE times a second to a channel; `indirect` parametrization with
+    None gives it Slack's own limit (the setting's default)."""
+    rate = getattr(request, "param", FAST_RATE)
     with serve_fake_slack() as fake:
         settings = Settings(
             SLACK_BOT_TOKEN=fake.bot_token,
@@ -90,6 +98,7 @@ async def app(db: Database, catalog: Catalog, unused_tcp_port: int) -> AsyncIter
             SLACK_API_URL=fake.api_url,
             SLACK_HTTP_HOST="127.0.0.1",
             SLACK_HTTP_PORT=unused_tcp_port,
+            **({} if rate is None else {"SLACK_CHANNEL_MESSAGES_PER_SECOND": rate}),
         )
         adapter = SlackAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
         deliverer = Deliverer(db.uow, {"slack": adapter.messenger}, catalog)
@@ -206,6 +215,7 @@ async def test_channel_changes_can_be_limited_to_admins(
             SLACK_HTTP_HOST="127.0.0.1",
             SLACK_HTTP_PORT=unused_tcp_port,
             SLACK_ADMINS_ONLY=True,
+            SLACK_CHANNEL_MESSAGES_PER_SECOND=FAST_RATE,
         )
         adapter = SlackAdapter(settings, REGISTRY, Context(uow=db.uow, catalog=catalog))
         await adapter.start()
@@ -303,6 +313,24 @@ async def test_gone_destinations_are_deactivated(app: App, error: str) -> None:
     async with app.db.uow() as uow:
         chats = await uow.chats.by_ids([1])
     assert chats[1].active is False
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the limit is the adapter's
+@pytest.mark.parametrize("app", [None], indirect=True)
+async def test_alerts_to_one_channel_keep_to_slacks_limit(app: App) -> None:
+    app.fake.rate_limit(per_channel_per_second=1.0)  # Slack's: 1 post a second to a channel
+    await app.command("follow Web Agents")
+    await app.command("digest instant")
+    for i in range(3):
+        await app.ingest(paper(30 + i, f"Flood {i}", "Web Agents"))
+        await app.deliverer.drain()
+    posts = [_text(p.blocks) for p in app.fake.messages_for(CHANNEL)]
+    assert [t for t in ("Flood 0", "Flood 1", "Flood 2") if any(t in p for p in posts)] == [
+        "Flood 0",
+        "Flood 1",
+        "Flood 2",
+    ]
+    assert app.fake.too_many_requests == 0
 
 
 async def test_a_429_storm_delivers_every_message_once(app: App) -> None:

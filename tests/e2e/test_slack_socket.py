@@ -21,6 +21,7 @@ from bot.topics.catalog import Catalog, load_catalog
 from handlers.base import Context
 from handlers.registry import REGISTRY
 from storage.database import Database
+from tests.e2e.test_slack import FAST_RATE
 from tests.support.slack_server import Ack, FakeSlack, FakeSocketMode, serve_fake_slack
 from tests.support.slack_socket import ACK_DEADLINE
 
@@ -74,7 +75,10 @@ def _buttons(blocks: list | None) -> list[dict]:
 def socket_mode(fake: FakeSlack) -> Settings:
     """Socket Mode: an app token, and no signing secret (nothing comes in over HTTP)."""
     return Settings(
-        SLACK_BOT_TOKEN=fake.bot_token, SLACK_APP_TOKEN=fake.app_token, SLACK_API_URL=fake.api_url
+        SLACK_BOT_TOKEN=fake.bot_token,
+        SLACK_APP_TOKEN=fake.app_token,
+        SLACK_API_URL=fake.api_url,
+        SLACK_CHANNEL_MESSAGES_PER_SECOND=FAST_RATE,
     )
 
 

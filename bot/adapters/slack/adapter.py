@@ -88,7 +88,7 @@ class SlackAdapter:
             request_verification_enabled=secret is not None,
             logger=log,
         )
-        self._limiter = KeyedLimiter(1.0)
+        self._limiter = KeyedLimiter(settings.slack_channel_messages_per_second)
         # Deliveries get a client without slack_sdk's 429 retries: a retry would resend
         # outside the per-channel spacing (close behind the next post). A 429 goes back to
         # the outbox instead, and the row waits Retry-After, then the limiter again.
