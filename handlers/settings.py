@@ -165,8 +165,15 @@ async def timezone(cmd: Command, ctx: Context) -> Reply:
 async def quiet(cmd: Command, ctx: Context) -> Reply:
     """Hold instant alerts during quiet hours, e.g. /quiet 22:00-07:00 (or /quiet off)."""
     text = cmd.args.strip().lower()
-    if not text:
-        return usage_error(QUIET.usage, "Which hours?")
+    if not text:  # say how things stand, as /digest and /timezone do
+        async with ctx.uow() as uow:
+            chat = await uow.chats.get(cmd.chat)
+        if chat and chat.quiet_start and chat.quiet_end:
+            now = f"Quiet hours {chat.quiet_start}-{chat.quiet_end} ({chat.timezone}): instant"
+            now += " alerts wait for their end."
+        else:
+            now = "No quiet hours: instant alerts are sent at any hour."
+        return Reply.text(now, f"Usage: {QUIET.usage}")
     if text == "off":
         values: dict[str, object] = {"quiet_start": None, "quiet_end": None}
     else:

@@ -117,6 +117,20 @@ async def test_a_whole_hour_may_be_written_alone(db: Database, ctx: Context) -> 
     assert "Quiet hours 22:30-06:00" in await say(ctx, "/quiet 22:30 - 6")
 
 
+async def test_quiet_alone_says_how_things_stand_and_changes_nothing(
+    db: Database, ctx: Context
+) -> None:
+    answer = await say(ctx, "/quiet")
+    assert answer.startswith("No quiet hours: instant alerts are sent at any hour.")
+    assert "Usage: /quiet" in answer
+    await say(ctx, "/timezone Europe/Berlin")
+    await say(ctx, "/quiet 23-7")
+    before = await settings(db)
+    answer = await say(ctx, "/quiet")
+    assert answer.startswith("Quiet hours 23:00-07:00 (Europe/Berlin): instant alerts wait")
+    assert await settings(db) == before
+
+
 async def test_pause_and_resume_said_twice_say_how_things_stand(db: Database, ctx: Context) -> None:
     assert "Not paused" in (await say(ctx, "/resume"))
     assert (await say(ctx, "/pause")).startswith("Paused. Nothing is sent until /resume")
