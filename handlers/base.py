@@ -38,6 +38,9 @@ DENIED = (
     "Nothing was changed."
 )
 TOO_FAST = "You're sending commands faster than I can answer; wait a few seconds."
+# An unknown command is offered a second likely one when it scores this close to the best
+# (rapidfuzz's 0-100 WRatio): "/mutes" scores 89 against /mute and 80 against /muted.
+CLOSE_SCORES = 10
 
 
 @dataclass(frozen=True)
@@ -94,9 +97,11 @@ class Registry:
     def get(self, name: str) -> CommandSpec | None:
         return self._by_name.get(name)
 
-    def suggest(self, name: str) -> str | None:
-        best = process.extractOne(name, list(self._by_name), score_cutoff=60)
-        return best[0] if best else None
+    def suggest(self, name: str) -> tuple[str, ...]:
+        """The commands `name` was likely meant as: the closest, and a second as close
+        (within `CLOSE_SCORES`): /mutes may be /mute or /muted, /stat /status or /start."""
+        found = process.extract(name, list(self._by_name), limit=2, score_cutoff=60)
+        return tuple(n for n, score, _ in found if score >= found[0][1] - CLOSE_SCORES)
 
     async def dispatch(
         self,
@@ -155,10 +160,10 @@ class Registry:
             )
 
     def _unknown(self, name: str) -> Reply:
-        hint = self.suggest(name)
+        hints = self.suggest(name)
         lines = [f"I don't know the command /{name}."]
-        if hint:
-            lines.append(f"Did you mean /{hint}?")
+        if hints:
+            lines.append(f"Did you mean {' or '.join(f'/{hint}' for hint in hints)}?")
         lines.append("Send /help to see what I can do.")
         return Reply.text(*lines, is_error=True)
 

@@ -110,6 +110,8 @@ async def test_latest_before_any_data(ctx: Context) -> None:
         ("/start now", "/start takes no arguments"),
         ("/frobnicate", "I don't know the command /frobnicate"),
         ("/folow RL", "Did you mean /follow?"),
+        ("/mutes", "Did you mean /mute or /muted?"),
+        ("/stat", "Did you mean /status or /start?"),
         ("hello there", "I answer commands"),
         ("\x1b[2J", "I answer commands"),
         ("follow RL for LLM Agents", "Commands start with a slash: /follow RL for LLM Agents"),
