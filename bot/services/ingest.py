@@ -59,7 +59,8 @@ class IngestResult:
         """What was stored, in words (the cli prints it)."""
         text = f"{len(self.new)} new, {len(self.updated)} updated, {self.unchanged} already stored"
         if self.late:
-            text += f", {self.late} replacement(s) of papers not seen before (not counted as new)"
+            older = "older paper" if self.late == 1 else "older papers"
+            text += f", {self.late:,} {older} first seen in a new version (stored, not alerted)"
         return text
 
 

@@ -483,7 +483,7 @@ def test_black_box_backfill_under_faults_completes_in_one_run(tmp_path: Path) ->
         "truncated",
     ]
     # The records are old papers: stored, but as replacements (not new in this window).
-    assert "26 replacement(s) of papers not seen before" in result.stdout
+    assert "26 older papers first seen in a new version (stored, not alerted)" in result.stdout
 
     async def stored() -> set[str]:
         db = Database(f"sqlite+aiosqlite:///{tmp_path / 'paperwatch.db'}")
