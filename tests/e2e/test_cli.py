@@ -142,7 +142,10 @@ def test_db_upgrade_then_current(tmp_path: Path) -> None:
 def test_ingest_file_is_idempotent(tmp_path: Path) -> None:
     first = paperwatch("ingest", "--file", str(SMALL_RSS), cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    assert "4 papers read; 3 new, 0 updated, 0 already stored, 1 replacement" in first.stdout
+    assert (
+        "4 papers read; 3 new, 0 updated, 0 already stored,"
+        " 1 older paper first seen in a new version (stored, not alerted)" in first.stdout
+    )
     second = paperwatch("ingest", "--file", str(SMALL_RSS), cwd=tmp_path)
     assert "0 new, 0 updated, 4 already stored" in second.stdout
 
